@@ -1,0 +1,229 @@
+"""The `epbench` command: a thin layer over the runner (`workloads`) and the generator.
+
+This is the one module that imports both halves of the flow, lazily per sub-command, so that
+`epbench validate` never loads httpx and `epbench run` never loads pandas. Errors a user can
+cause (EpbenchError) print as one line and exit 1 (2 for usage); bugs still raise.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from epbench import __version__
+from epbench.errors import EpbenchError
+
+
+class _Group(click.Group):
+    """Turns EpbenchError into one line on stderr and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except EpbenchError as exc:
+            click.echo(f"epbench: error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("epbench: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="epbench")
+def main() -> None:
+    """epbench: benchmark LLM inference endpoints and publish a static leaderboard."""
+
+
+@main.command()
+@click.option("--endpoint", "endpoint", default="emulator", show_default=True,
+              help="Endpoint file, or the id of one under endpoints/.")
+@click.option("--workload", "workload", required=True,
+              help="Workload file or id (serving or agentic), or a folder of agentic workloads.")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Folder that holds runs/<run-id>/ (default: ./runs).")
+@click.option("--resume", "resume", type=click.Path(path_type=Path), default=None,
+              help="A run folder to finish: requests already in its journal are not sent again.")
+@click.option("--quick", is_flag=True, help="Shorten every point (demos and CI); every point is kept.")
+@click.option("--client-region", default=None, envvar="EPBENCH_CLIENT_REGION",
+              help="Where this client runs, recorded in the result.")
+@click.option("--shard", default=None, metavar="I/N",
+              help="Run only shard I of N of the plan (for matrix jobs); join with `epbench merge`.")
+@click.option("--no-progress", is_flag=True, help="No progress bars.")
+def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, quick: bool,
+        client_region: str | None, shard: str | None, no_progress: bool) -> None:
+    """Run one workload against one endpoint and write runs/<run-id>/result.json."""
+    from epbench.paths import resolve_endpoint, resolve_workload
+    from workloads.entry import run_command
+
+    results = run_command(
+        endpoint=resolve_endpoint(endpoint),
+        workload=resolve_workload(workload),
+        out=out,
+        resume=resume,
+        quick=quick,
+        client_region=client_region,
+        shard=shard,
+        progress=not no_progress and sys.stderr.isatty(),
+    )
+    for path in results:
+        click.echo(str(path))
+
+
+@main.command()
+@click.option("--config", "config", type=click.Path(path_type=Path), default=None,
+              help="Endpoint file with an emulator: block (default: the shipped emulator).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int, help="0 picks a free port.")
+@click.option("--workloads", "workload_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="Agentic workload folders the emulator can play (default: the shipped ones).")
+def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path, ...]) -> None:
+    """Run the endpoint emulator as an OpenAI-compatible server."""
+    from epbench.paths import resolve_endpoint
+    from workloads.emulator import serve
+
+    serve(
+        config=resolve_endpoint(str(config) if config else "emulator"),
+        host=host,
+        port=port,
+        workload_dirs=list(workload_dirs) or None,
+    )
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
+@click.option("--changed-since", default=None, metavar="REF",
+              help="Check only files a branch adds or changes since REF (git).")
+@click.option("--output", "output", type=click.Path(path_type=Path), default=None,
+              help="Write the report here instead of standard output.")
+def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
+             output: Path | None) -> None:
+    """Check results, workloads and endpoint files; exit 1 if anything is rejected."""
+    from generator.validate import validate_paths
+    from workloads.agentic.checks import validate_workload_semantics
+
+    report = validate_paths(
+        list(paths) or [Path(".")],
+        changed_since=changed_since,
+        workload_semantics=validate_workload_semantics,
+    )
+    text = report.render(fmt)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+    sys.exit(1 if report.blocking else 0)
+
+
+@main.command()
+@click.option("--results", "results_dir", type=click.Path(path_type=Path), default=None,
+              help="Results folder (default: ./results).")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Site folder (default: ./_site).")
+@click.option("--base-url", default="", help="Public URL of the site, for permalinks.")
+def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
+    """Build the static leaderboard site from results/, workloads/ and endpoints/."""
+    from epbench.paths import project_dir
+    from generator.site import build_site
+
+    root = project_dir()
+    site = build_site(
+        results_dir=results_dir or root / "results",
+        out_dir=out or root / "_site",
+        project=root,
+        base_url=base_url,
+    )
+    click.echo(f"site: {site / 'index.html'}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--submitter", required=True, help="Your id: the folder under results/.")
+@click.option("--contact", default=None, help="How to reach you (e-mail or GitHub handle).")
+@click.option("--relationship", type=click.Choice(["provider", "customer", "independent"]),
+              default="independent", show_default=True)
+@click.option("--results", "results_dir", type=click.Path(path_type=Path), default=None)
+def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str,
+           results_dir: Path | None) -> None:
+    """Copy a run's result to its place under results/, fill the submitter block, validate it."""
+    from epbench.paths import project_dir
+    from generator.submit import submit_run
+
+    path, report = submit_run(
+        run_dir,
+        submitter=submitter,
+        contact=contact,
+        relationship=relationship,
+        results_dir=results_dir or project_dir() / "results",
+    )
+    click.echo(report.render("text"), nl=False)
+    click.echo(f"submitted: {path}")
+    sys.exit(1 if report.blocking else 0)
+
+
+@main.command(name="import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["mlperf-endpoints", "vllm-bench"]))
+@click.argument("path", type=click.Path(path_type=Path, exists=True))
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
+              help="Where to write the results (e.g. results/<submitter>).")
+@click.option("--submitter", default=None, help="Submitter id for the imported results.")
+def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
+    """Convert another tool's output into epbench results."""
+    from generator.importers import import_results
+
+    for written in import_results(fmt, path, out, submitter=submitter):
+        click.echo(str(written))
+
+
+@main.command()
+@click.option("--endpoints", "endpoints_dir", type=click.Path(path_type=Path), default=None)
+@click.option("--endpoint", "only_endpoint", default=None, help="Only this endpoint id.")
+@click.option("--workload", "only_workload", default=None, help="Only this workload id.")
+@click.option("--region", "only_region", default=None, help="Only runners in this client region.")
+@click.option("--shards", default=1, show_default=True, type=int,
+              help="Split each run into this many matrix jobs.")
+def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload: str | None,
+           only_region: str | None, shards: int) -> None:
+    """Print the GitHub Actions matrix (JSON) for endpoints with `schedule: enabled`."""
+    from epbench.paths import project_dir
+    from workloads.matrix import build_matrix
+
+    click.echo(
+        build_matrix(
+            endpoints_dir or project_dir() / "endpoints",
+            endpoint=only_endpoint,
+            workload=only_workload,
+            region=only_region,
+            shards=shards,
+        ).to_json()
+    )
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
+              help="The run folder to write (events.jsonl and result.json).")
+def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
+    """Join the journals of a run's shards into one result."""
+    from workloads.merge import merge_runs
+
+    click.echo(str(merge_runs(list(run_dirs), out)))
+
+
+@main.command()
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Working folder (default: the current directory).")
+@click.option("--full", is_flag=True, help="Full-length points instead of --quick ones.")
+def demo(out: Path | None, full: bool) -> None:
+    """Start the emulator, run a serving sweep and the agentic suite, validate, build the site."""
+    from epbench.demo import run_demo
+
+    run_demo(out or Path(os.getcwd()), quick=not full)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

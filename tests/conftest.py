@@ -1,0 +1,32 @@
+"""Shared test helpers.
+
+`need(reason)` is how a test says that what it needs (a server, a browser, a build) is missing:
+it skips on a laptop, and fails under CI=true, where a missing dependency is a defect of the
+CI setup and must not pass as a green run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def need(reason: str) -> None:
+    """Skip locally, fail in CI: what the test needs is missing."""
+    if IN_CI:
+        pytest.fail(f"required for this test under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return ROOT
