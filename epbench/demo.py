@@ -1,0 +1,118 @@
+"""`epbench demo`: the whole flow on the built-in emulator, in one command.
+
+Runs a serving sweep and the agentic suite against the emulator (started and stopped by the
+runner on a free loopback port), files the results under a demo submitter, validates them and
+builds the site. Together with `epbench.cli` this is the composition layer: the one place that
+calls both the runner (`workloads`) and the generator.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from epbench.documents import load_document
+from epbench.errors import RunError
+from epbench.paths import project_dir, resolve_endpoint, resolve_workload, workloads_dir
+
+DEMO_SUBMITTER = "demo"
+SERVING_WORKLOAD = "chat-short"
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _print_serving(result: dict[str, Any]) -> None:
+    click.echo(f"\nServing sweep '{result['workload']['id']}' (run {result['run_id']}):")
+    click.echo(f"  {'concurrency':>11} {'system_tps':>10} {'tps/user':>9} {'ttft p90 ms':>11} "
+               f"{'ok':>4} {'failed':>6}")
+    for point in result["points"]:
+        click.echo(
+            f"  {_fmt(point.get('concurrency', point.get('rate'))):>11} "
+            f"{_fmt(point['system_tps']):>10} {_fmt(point['tps_per_user']):>9} "
+            f"{_fmt(point['ttft_ms']['p90']):>11} {point['requests']['completed']:>4} "
+            f"{point['requests']['failed']:>6}"
+        )
+    frontier = ", ".join(
+        f"{p['point']} ({p['tps_per_user']:.0f} tok/s/user, {p['system_tps']:.0f} tok/s)"
+        for p in result["pareto"]
+    )
+    click.echo(f"  Pareto frontier: {frontier}")
+
+
+def _print_agentic(result: dict[str, Any]) -> None:
+    agentic = result["agentic"]
+    rate = agentic["success_rate"]
+    calls = agentic["calls"]
+    bad = sum(v for k, v in calls.items() if k != "ok")
+    click.echo(
+        f"  {result['workload']['id']:<28} success {rate['value']:.0%} "
+        f"(95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%}, n={rate['n']}), "
+        f"calls ok {calls['ok']}, invalid {bad}, "
+        f"decision p90 {_fmt(agentic['decision_ms']['p90'])} ms"
+    )
+
+
+def run_demo(out: Path, quick: bool = True) -> Path:
+    """Run the demo with `out` as the working folder; return the built site's folder."""
+    from generator.site import build_site
+    from generator.submit import submit_run
+    from workloads.entry import run_command
+
+    started = time.monotonic()
+    out = out.resolve()
+    runs_dir = out / "runs"
+    results_dir = runs_dir / "demo-results"
+    endpoint = resolve_endpoint("emulator")
+
+    click.echo(f"epbench demo: emulator endpoint {endpoint}")
+    serving = run_command(
+        endpoint=endpoint, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
+        resume=None, quick=quick, client_region="local", shard=None, progress=True,
+    )
+    agentic_dir = project_dir() / "workloads" / "agentic"
+    if not agentic_dir.is_dir():
+        agentic_dir = workloads_dir() / "agentic"
+    agentic = run_command(
+        endpoint=endpoint, workload=agentic_dir, out=runs_dir, resume=None, quick=quick,
+        client_region="local", shard=None, progress=True,
+    )
+
+    submitted: list[Path] = []
+    problems = 0
+    for result_path in [*serving, *agentic]:
+        path, report = submit_run(
+            result_path.parent, submitter=DEMO_SUBMITTER, contact=None,
+            relationship="independent", results_dir=results_dir,
+        )
+        submitted.append(path)
+        if report.blocking:
+            problems += 1
+            click.echo(report.render("text"), err=True)
+    if problems:
+        raise RunError(f"{problems} demo result(s) did not validate; see the lines above")
+
+    for path in serving:
+        _print_serving(load_document(path))
+    click.echo("\nAgentic suite:")
+    for path in agentic:
+        _print_agentic(load_document(path))
+    click.echo(f"\nValidated {len(submitted)} result(s) under {results_dir}")
+
+    site = build_site(results_dir=results_dir, out_dir=out / "_site", project=project_dir(),
+                      base_url="")
+    click.echo(f"\nSite: {site / 'index.html'}")
+    click.echo("  (emulated results are hidden on the public leaderboard; the demo's links "
+               "turn them on with ?emulated=1)")
+    click.echo(f"  serve it: python -m http.server -d {site} 8000, then open "
+               "http://127.0.0.1:8000/?emulated=1")
+    click.echo(f"Done in {time.monotonic() - started:.0f} s.")
+    return site
