@@ -46,17 +46,18 @@ def main() -> None:
               help="Folder that holds runs/<run-id>/ (default: ./runs).")
 @click.option("--resume", "resume", type=click.Path(path_type=Path), default=None,
               help="A run folder to finish: requests already in its journal are not sent again.")
-@click.option("--quick", is_flag=True, help="Shorten every point (demos and CI); every point is kept.")
+@click.option("--quick", is_flag=True, help="Shorter points (demos, CI); every point kept.")
 @click.option("--client-region", default=None, envvar="EPBENCH_CLIENT_REGION",
               help="Where this client runs, recorded in the result.")
 @click.option("--shard", default=None, metavar="I/N",
-              help="Run only shard I of N of the plan (for matrix jobs); join with `epbench merge`.")
+              help="Run only shard I of N of the plan; join shards with `epbench merge`.")
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, quick: bool,
         client_region: str | None, shard: str | None, no_progress: bool) -> None:
     """Run one workload against one endpoint and write runs/<run-id>/result.json."""
-    from epbench.paths import resolve_endpoint, resolve_workload
     from workloads.entry import run_command
+
+    from epbench.paths import resolve_endpoint, resolve_workload
 
     results = run_command(
         endpoint=resolve_endpoint(endpoint),
@@ -103,8 +104,9 @@ def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path
 def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
              output: Path | None) -> None:
     """Check results, workloads and endpoint files; exit 1 if anything is rejected."""
-    from generator.validate import validate_paths
     from workloads.agentic.checks import validate_workload_semantics
+
+    from generator.validate import validate_paths
 
     report = validate_paths(
         list(paths) or [Path(".")],
@@ -127,8 +129,9 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
 @click.option("--base-url", default="", help="Public URL of the site, for permalinks.")
 def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
-    from epbench.paths import project_dir
     from generator.site import build_site
+
+    from epbench.paths import project_dir
 
     root = project_dir()
     site = build_site(
@@ -150,8 +153,9 @@ def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
 def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str,
            results_dir: Path | None) -> None:
     """Copy a run's result to its place under results/, fill the submitter block, validate it."""
-    from epbench.paths import project_dir
     from generator.submit import submit_run
+
+    from epbench.paths import project_dir
 
     path, report = submit_run(
         run_dir,

@@ -60,7 +60,7 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
     loader.flatten_mapping(node)
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, str | int | float | bool) and key is not None:
             raise yaml.constructor.ConstructorError(
                 None, None, "mapping keys must be strings", key_node.start_mark
@@ -69,18 +69,18 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", key_node.start_mark
             )
-        out[key] = loader.construct_object(value_node, deep=deep)  # type: ignore[no-untyped-call]
+        out[key] = loader.construct_object(value_node, deep=deep)
     return out
 
 
 _UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,  # type: ignore[arg-type]
+    _construct_mapping,
 )
 
 
 def _depth(value: Any, limit: int) -> int:
-    """Nesting depth, stopping early past `limit` (iterative: hostile files cannot blow the stack)."""
+    """Nesting depth, stopping past `limit` (iterative: hostile files cannot blow the stack)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     deepest = 0
     while stack:
@@ -113,7 +113,8 @@ def read_bytes_limited(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise DocumentError(path, LoadProblem("file.read", f"cannot read: {exc.strerror}")) from None
+        problem = LoadProblem("file.read", f"cannot read: {exc.strerror}")
+        raise DocumentError(path, problem) from None
     if size > limit:
         raise DocumentError(
             path,
@@ -153,7 +154,7 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
                 text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant
             )
         else:
-            value = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - safe loader subclass
+            value = yaml.load(text, Loader=_UniqueKeyLoader)
     except RecursionError:
         raise DocumentError(
             path, LoadProblem("file.depth", f"nesting deeper than {MAX_DEPTH} levels")

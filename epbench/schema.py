@@ -83,7 +83,9 @@ def check_schema(document: Any, kind: str, file: str) -> list[Finding]:
     """Schema findings (severity `reject`) for one document, most specific first, capped."""
     validator = validator_for(kind)
     findings: list[Finding] = []
-    errors = sorted(validator.iter_errors(document), key=lambda e: (list(e.absolute_path), e.message))
+    errors = sorted(
+        validator.iter_errors(document), key=lambda e: (list(e.absolute_path), e.message)
+    )
     for error in errors[:MAX_SCHEMA_ERRORS]:
         # For oneOf/anyOf failures, the deepest sub-error says more than "is not valid under any".
         best = error
@@ -101,7 +103,10 @@ def check_schema(document: Any, kind: str, file: str) -> list[Finding]:
         )
     if len(errors) > MAX_SCHEMA_ERRORS:
         findings.append(
-            Finding(file, "", "schema.more", "reject", f"{len(errors) - MAX_SCHEMA_ERRORS} more schema errors not shown")
+            Finding(
+                file, "", "schema.more", "reject",
+                f"{len(errors) - MAX_SCHEMA_ERRORS} more schema errors not shown",
+            )
         )
     return findings
 
