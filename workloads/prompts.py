@@ -1,0 +1,92 @@
+"""Synthetic, seeded prompts: unique per request, lengths drawn from the workload, no tokenizer.
+
+A prompt of n "tokens" is n words: the request id first, then n-1 words drawn from a fixed
+list of short common English words by a generator seeded with (workload seed, request id).
+Short common words are about one token each in every mainstream tokenizer, which is all the
+length needs to be: the endpoint's own usage counts are what results report. The request id
+leads, so no two requests share a prefix and no prefix cache can serve one from another.
+
+The text is a pure function of (seed, request id, length): plan.json stores only the length,
+and `--resume` rebuilds the same prompts.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+_WORD_TEXT = """
+the of and to in is it you that he was for on are with as his they be at one have this
+from or had by hot word but what some we can out other were all there when up use your
+how said an each she which do their time if will way about many then them write would
+like so these her long make thing see him two has look more day could go come did number
+sound no most people my over know water than call first who may down side been now find
+any new work part take get place made live where after back little only round man year
+came show every good me give our under name very through just form sentence great think
+say help low line differ turn cause much mean before move right boy old too same tell
+does set three want air well also play small end put home read hand port large spell add
+even land here must big high such follow act why ask men change went light kind off need
+house picture try us again animal point mother world near build self earth father head
+stand own page should country found answer school grow study still learn plant cover
+food sun four between state keep eye never last let thought city tree cross farm hard
+start might story saw far sea draw left late run while press close night real life few
+north open seem together next white children begin got walk example ease paper group
+always music those both mark often letter until mile river car feet care second book
+carry took science eat room friend began idea fish mountain stop once base hear horse
+cut sure watch color face wood main enough plain girl usual young ready above ever red
+list though feel talk bird soon body dog family direct pose leave song measure door
+product black short numeral class wind question happen complete ship area half rock
+order fire south problem piece told knew pass since top whole king space
+"""
+WORDS: tuple[str, ...] = tuple(_WORD_TEXT.split())
+
+
+def draw_length(dist: dict[str, Any], rng: random.Random) -> int:
+    """One prompt length from a workload `distribution` (fixed, uniform, normal, lognormal).
+
+    normal/lognormal use `mean` and `stddev` of the lengths themselves; every draw is clipped
+    to [min, max] when given and is at least 1.
+    """
+    kind = dist["distribution"]
+    low = dist.get("min")
+    high = dist.get("max")
+    if kind == "fixed":
+        value = float(dist.get("value", dist.get("mean", 1)))
+    elif kind == "uniform":
+        value = rng.uniform(
+            float(low if low is not None else 1), float(high if high is not None else low or 1)
+        )
+    elif kind == "normal":
+        value = rng.gauss(float(dist["mean"]), float(dist.get("stddev", 0)))
+    elif kind == "lognormal":
+        mean = float(dist["mean"])
+        sd = float(dist.get("stddev", 0))
+        sigma = math.sqrt(math.log(1 + (sd * sd) / (mean * mean))) if mean > 0 else 0.0
+        mu = math.log(mean) - sigma * sigma / 2 if mean > 0 else 0.0
+        value = rng.lognormvariate(mu, sigma)
+    else:  # the schema admits no other kind
+        raise ValueError(f"unknown distribution {kind!r}")
+    if low is not None:
+        value = max(value, float(low))
+    if high is not None:
+        value = min(value, float(high))
+    return max(1, round(value))
+
+
+def prompt_text(seed: int, request_id: str, n_tokens: int) -> str:
+    """The prompt for one request: its id, then n_tokens-1 seeded words."""
+    rng = random.Random(f"{seed}:{request_id}")
+    words = rng.choices(WORDS, k=max(0, n_tokens - 1))
+    return " ".join([request_id, *words])
+
+
+def messages(
+    seed: int, request_id: str, n_tokens: int, system_prompt: str | None
+) -> list[dict[str, str]]:
+    """The chat `messages` for one request."""
+    out = []
+    if system_prompt:
+        out.append({"role": "system", "content": system_prompt})
+    out.append({"role": "user", "content": prompt_text(seed, request_id, n_tokens)})
+    return out

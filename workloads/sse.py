@@ -1,0 +1,101 @@
+"""Server-sent events, decoded incrementally from raw bytes (the client's hot path).
+
+The decoder follows the WHATWG event-stream rules that matter for chat-completions streams:
+
+- lines end in CRLF, LF or CR, and a CR at the very end of one read may be the first half of a
+  CRLF split across two reads (it is held back until the next byte is known);
+- a blank line ends an event; an event's `data:` lines are joined with "\\n";
+- lines starting with ":" are comments (keep-alives) and are ignored, as are the other fields
+  (`event:`, `id:`, `retry:`), which chat-completions streams do not rely on;
+- an event may be split anywhere across reads, including inside a multi-byte UTF-8 character:
+  bytes are split first and each finished event is decoded once, so no partial character is
+  ever decoded.
+
+Splitting works on bytes with `bytes.split`, which runs in C; the common case (whole events in
+one read, LF line ends) costs one concatenation, one split and one decode per event.
+"""
+
+from __future__ import annotations
+
+_LF = b"\n"
+_CR = b"\r"
+_BLANK = b"\n\n"
+
+
+class SSEDecoder:
+    """Feed raw bytes; get back the `data` payload of every event that finished.
+
+    `close()` is called when the stream ends: an event whose lines all ended but whose closing
+    blank line never came is still returned; a line cut off mid-way is dropped (it is what a
+    connection dropped mid-stream leaves, and a half JSON object must not pass as an event).
+    """
+
+    __slots__ = ("_buf", "_held_cr")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._held_cr = False
+
+    def feed(self, data: bytes) -> list[str]:
+        """The payloads of the events that `data` completes (maybe none)."""
+        if self._held_cr:
+            data = _CR + data
+            self._held_cr = False
+        if _CR in data:
+            if data.endswith(_CR):
+                data = data[:-1]
+                self._held_cr = True
+            data = data.replace(b"\r\n", _LF).replace(_CR, _LF)
+        buf = self._buf + data if self._buf else data
+        if _BLANK not in buf:
+            # A CR held back may have ended the blank line: the next feed or close decides.
+            self._buf = buf
+            return []
+        blocks = buf.split(_BLANK)
+        self._buf = blocks.pop()
+        out: list[str] = []
+        for block in blocks:
+            payload = _event_data(block)
+            if payload is not None:
+                out.append(payload)
+        return out
+
+    def close(self) -> list[str]:
+        """Payloads still pending when the stream ends (see the class docstring)."""
+        buf = self._buf
+        if self._held_cr:
+            buf += _LF
+            self._held_cr = False
+        self._buf = b""
+        out: list[str] = []
+        blocks = buf.split(_BLANK)
+        last = blocks.pop()
+        for block in blocks:
+            payload = _event_data(block)
+            if payload is not None:
+                out.append(payload)
+        if last.endswith(_LF):
+            payload = _event_data(last[:-1])
+            if payload is not None:
+                out.append(payload)
+        return out
+
+
+def _event_data(block: bytes) -> str | None:
+    """The joined `data` of one event's lines, or None when it has no data line."""
+    if block.startswith(b"data: ") and _LF not in block:
+        # The common case: one `data: ...` line.
+        return block[6:].decode("utf-8", "replace")
+    parts: list[bytes] = []
+    for line in block.split(_LF):
+        if not line or line.startswith(b":"):
+            continue
+        name, colon, value = line.partition(b":")
+        if name != b"data":
+            continue
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        parts.append(value)
+    if not parts:
+        return None
+    return b"\n".join(parts).decode("utf-8", "replace")
