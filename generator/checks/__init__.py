@@ -1,0 +1,76 @@
+"""Semantic checks, one module per group; each check has an id, a severity and a fix.
+
+Schema validation comes first (epbench.schema); these run only on schema-valid documents, so
+they can rely on types. `CHECKS` lists every check for the docs and the tests.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from epbench.findings import Finding
+from generator.checks import agentic, dates, derived, distributions, division, pareto, secrets
+from generator.checks.base import CHECKS, Check
+from generator.checks.layout import check_layout
+from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
+
+__all__ = ["CHECKS", "Check", "WorkloadIndex", "check_endpoint", "check_result", "rejected_points"]
+
+_DISTS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "schedule_delay_ms",
+          "ttft_from_scheduled_ms", "e2e_from_scheduled_ms")
+_AGENTIC_DISTS = ("decision_ms", "first_tool_delta_ms", "tool_ms", "overhead_ms", "task_wall_ms")
+
+
+def check_result(
+    result: dict[str, Any],
+    file: str,
+    path: Path,
+    index: WorkloadIndex | None = None,
+    now: datetime | None = None,
+) -> list[Finding]:
+    """Every per-file semantic check of a schema-valid result."""
+    out: list[Finding] = []
+    for i, point in enumerate(result["points"]):
+        where = f"/points/{i}"
+        out += derived.check_point(point, where, file)
+        for name in _DISTS:
+            if name in point:
+                out += distributions.check_dist(point[name], name, f"{where}/{name}", file)
+    kind = result["workload"]["kind"]
+    if kind == "serving" and not result["points"]:
+        out.append(agentic.MISSING.at(file, "/points", "a serving result has no points"))
+    if kind == "agentic" and "agentic" not in result:
+        out.append(agentic.MISSING.at(file, "/agentic", "an agentic result has no agentic block"))
+    if "agentic" in result:
+        for name in _AGENTIC_DISTS:
+            out += distributions.check_dist(
+                result["agentic"][name], name, f"/agentic/{name}", file
+            )
+        out += agentic.check_agentic(result, file)
+    out += pareto.check_pareto(result, file)
+    out += dates.check_dates(result, file, now=now)
+    out += division.check_division(result["endpoint"], file, "/endpoint")
+    out += division.check_ranking(result, file)
+    out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
+    out += check_layout(result, path, file)
+    if index is not None:
+        out += check_workload_sha(result, index, file)
+    return out
+
+
+def check_endpoint(endpoint: dict[str, Any], file: str) -> list[Finding]:
+    """Semantic checks of a schema-valid endpoint file."""
+    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file)]
+
+
+def rejected_points(findings: list[Finding]) -> set[int]:
+    """Indexes of points that a `reject-point` finding drops."""
+    out = set()
+    for finding in findings:
+        if finding.severity == "reject-point" and finding.pointer.startswith("/points/"):
+            part = finding.pointer.split("/")[2]
+            if part.isdigit():
+                out.add(int(part))
+    return out

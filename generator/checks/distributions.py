@@ -1,0 +1,97 @@
+"""Latency distributions are well-formed: ordered percentiles, positive times, honest counts.
+
+- p50 <= p90 <= p95 <= p99
+- a distribution with n > 0 has every percentile; with n == 0, none
+- times that cannot be zero (TTFT, TPOT, E2E, decision, task wall) are > 0
+- the `insufficient` list agrees with n: p90 with n < 64, p99 with n < 662
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from epbench.findings import Finding
+from generator.checks.base import check, fmt
+
+P90_MIN_SAMPLES = 64
+P99_MIN_SAMPLES = 662
+_KEYS = ("p50", "p90", "p95", "p99")
+POSITIVE_TIMES = frozenset({
+    "ttft_ms", "tpot_ms", "e2e_ms", "ttft_from_scheduled_ms", "e2e_from_scheduled_ms",
+    "decision_ms", "first_tool_delta_ms", "task_wall_ms",
+})
+
+ORDER = check(
+    "dist.order", "reject-point", "percentiles are ordered p50 <= p90 <= p95 <= p99",
+    "percentiles must not decrease: recompute them from the journal",
+)
+PRESENCE = check(
+    "dist.presence", "reject-point",
+    "a distribution with samples has all percentiles; one without samples has none",
+    "write null percentiles when n is 0, and numbers when n > 0",
+)
+POSITIVE = check(
+    "dist.positive", "reject-point", "latencies that cannot be zero are greater than zero",
+    "a zero latency means the clock was not read: re-run the point",
+)
+SUFFICIENCY = check(
+    "dist.sufficiency", "reject-point",
+    f"`insufficient` lists p90 exactly when n < {P90_MIN_SAMPLES} and p99 when n < "
+    f"{P99_MIN_SAMPLES}",
+    f"list p90 in `insufficient` when n < {P90_MIN_SAMPLES} and p99 when n < {P99_MIN_SAMPLES}",
+)
+
+UNSTATED = check(
+    "dist.sufficiency-unstated", "flag",
+    "a thinly sampled distribution says so in `insufficient`",
+    "add `insufficient` with the percentiles that have too few samples",
+)
+
+
+def expected_insufficient(n: int) -> set[str]:
+    """Which percentiles are too thinly sampled to publish without a warning."""
+    out = set()
+    if n < P90_MIN_SAMPLES:
+        out.add("p90")
+    if n < P99_MIN_SAMPLES:
+        out.add("p99")
+    return out
+
+
+def check_dist(dist: dict[str, Any], name: str, where: str, file: str) -> list[Finding]:
+    """Findings for one distribution object named `name` at pointer `where`."""
+    out: list[Finding] = []
+    n = dist["n"]
+    values = [dist.get(k) for k in _KEYS]
+    if n > 0 and any(v is None for v in values):
+        missing = ", ".join(k for k, v in zip(_KEYS, values, strict=True) if v is None)
+        out.append(PRESENCE.at(file, where, f"{name} has n = {n} but no {missing}"))
+    if n == 0 and any(v is not None for v in values):
+        out.append(PRESENCE.at(file, where, f"{name} has n = 0 but percentile values"))
+    present = [(k, v) for k, v in zip(_KEYS, values, strict=True) if v is not None]
+    for (k1, v1), (k2, v2) in pairwise(present):
+        if v1 > v2:
+            out.append(ORDER.at(
+                file, f"{where}/{k2}", f"{name}.{k2} ({fmt(v2)}) is below {name}.{k1} ({fmt(v1)})"
+            ))
+    if name in POSITIVE_TIMES and n > 0:
+        zero = [k for k, v in present if v <= 0]
+        if zero:
+            out.append(POSITIVE.at(file, f"{where}/{zero[0]}", f"{name}.{zero[0]} is 0"))
+    if "insufficient" in dist:
+        stated = set(dist["insufficient"])
+        expected = expected_insufficient(n)
+        if stated != expected:
+            out.append(SUFFICIENCY.at(
+                file, f"{where}/insufficient",
+                f"{name} has n = {n}, so `insufficient` should be {sorted(expected)}, "
+                f"not {sorted(stated)}",
+            ))
+    elif n > 0 and expected_insufficient(n):
+        out.append(UNSTATED.at(
+            file, where,
+            f"{name} has n = {n} but does not list {sorted(expected_insufficient(n))} as "
+            "insufficient",
+        ))
+    return out

@@ -1,0 +1,115 @@
+"""A result's workload sha256 matches a version of that workload in workloads/.
+
+The current file's bytes are hashed first; when they differ, the file's git history is
+searched (`git log --format=%H -- <file>`, then `git show <commit>:<file>` for each), and every
+hash is cached, so a tree of 10,000 results reads each workload's history once. Nothing from a
+file is ever executed: git is called with a fixed argument list and no shell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from epbench.findings import Finding
+from generator.checks.base import check
+
+GIT_TIMEOUT_S = 20
+MAX_HISTORY = 200
+
+UNKNOWN = check(
+    "workload.unknown", "flag", "the workload a result ran is one epbench knows",
+    "add the workload file under workloads/ in the same pull request, or run a shipped workload",
+)
+SHA = check(
+    "workload.sha256", "flag",
+    "the workload sha256 matches the current file or a version in its git history",
+    "re-run with the workload file as it is in workloads/ (an edited workload is a new workload: "
+    "give it a new version)",
+)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _git(cwd: Path, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=GIT_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+class WorkloadIndex:
+    """The sha256 of every known version of every workload under one project folder."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project
+        self._files: dict[str, Path | None] = {}
+        self._current: dict[Path, str | None] = {}
+        self._history: dict[Path, frozenset[str]] = {}
+
+    def file_for(self, workload_id: str, kind: str) -> Path | None:
+        key = f"{kind}/{workload_id}"
+        if key not in self._files:
+            found = None
+            for suffix in (".yaml", ".yml", ".json"):
+                candidate = self.project / "workloads" / kind / f"{workload_id}{suffix}"
+                if candidate.is_file():
+                    found = candidate
+                    break
+            self._files[key] = found
+        return self._files[key]
+
+    def current_sha(self, path: Path) -> str | None:
+        if path not in self._current:
+            try:
+                self._current[path] = sha256_bytes(path.read_bytes())
+            except OSError:
+                self._current[path] = None
+        return self._current[path]
+
+    def history_shas(self, path: Path) -> frozenset[str]:
+        if path not in self._history:
+            self._history[path] = frozenset(self._read_history(path))
+        return self._history[path]
+
+    def _read_history(self, path: Path) -> list[str]:
+        folder = path.parent
+        log = _git(folder, "log", f"--max-count={MAX_HISTORY}", "--format=%H", "--", path.name)
+        if not log:
+            return []
+        shas = []
+        for commit in log.decode("ascii", "replace").split():
+            data = _git(folder, "show", f"{commit}:./{path.name}")
+            if data is not None:
+                shas.append(sha256_bytes(data))
+        return shas
+
+    def matches(self, workload_id: str, kind: str, sha: str) -> bool | None:
+        """True/False once the workload file is found; None when there is no such workload."""
+        path = self.file_for(workload_id, kind)
+        if path is None:
+            return None
+        if self.current_sha(path) == sha:
+            return True
+        return sha in self.history_shas(path)
+
+
+def check_workload_sha(result: dict[str, Any], index: WorkloadIndex, file: str) -> list[Finding]:
+    workload = result["workload"]
+    found = index.matches(workload["id"], workload["kind"], workload["sha256"])
+    if found is None:
+        if (result.get("source") or {}).get("format", "epbench") != "epbench":
+            return []  # imported results ran another tool's workload; `source` says so
+        return [UNKNOWN.at(file, "/workload/id",
+                           f"no workload {workload['id']!r} under workloads/{workload['kind']}/")]
+    if not found:
+        return [SHA.at(file, "/workload/sha256",
+                       f"the sha256 matches no version of workload {workload['id']!r}")]
+    return []

@@ -1,0 +1,306 @@
+"""`epbench validate`: every file checked safely, then the checks across files.
+
+Per file: load with epbench.documents (size, UTF-8, duplicate keys, NaN, depth) -> kind ->
+schema -> semantic checks (results here, agentic workloads through the `workload_semantics`
+callable the CLI passes in, endpoints here). Then, over every result: run ids are unique across
+the results tree. A file that makes the validator itself fail is rejected with
+`internal.error`; no exception from a file's content ever escapes.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from epbench.documents import DocumentError, load_document
+from epbench.errors import InputError
+from epbench.findings import Finding
+from epbench.paths import project_dir
+from epbench.schema import check_schema, kind_of
+from generator.checks import WorkloadIndex, check_endpoint, check_result
+from generator.checks.layout import duplicate_finding, results_root
+from generator.checks.secrets import scan
+from generator.report import FileStatus, Report, status_for
+
+WorkloadSemantics = Callable[[dict[str, Any], str], list[Finding]]
+SUFFIXES = frozenset({".json", ".yaml", ".yml"})
+PROJECT_FOLDERS = ("results", "workloads", "endpoints")
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "_site", "runs"})
+POOL_MIN_FILES = 1500
+"""Below this many files a process pool costs more than it saves."""
+
+
+@dataclass
+class Checked:
+    """One file's outcome; `document` is kept only when the file was not rejected."""
+
+    path: Path
+    display: str
+    kind: str | None
+    findings: list[Finding] = field(default_factory=list)
+    document: Any = None
+
+    def status(self) -> FileStatus:
+        entry = FileStatus(self.display, self.kind, status_for(self.findings))
+        doc = self.document
+        if isinstance(doc, dict) and self.kind == "result":
+            entry.endpoint = doc["endpoint"]["id"]
+            entry.workload = doc["workload"]["id"]
+            entry.submitter = (doc.get("submitter") or {}).get("name")
+        elif isinstance(doc, dict) and self.kind == "endpoint":
+            entry.endpoint = doc["id"]
+        elif isinstance(doc, dict) and self.kind in ("serving-workload", "agentic-workload"):
+            entry.workload = doc["id"]
+        return entry
+
+
+def collect_files(paths: Iterable[Path]) -> list[Path]:
+    """Files to check: *.json/*.yaml/*.yml under each path (folders recursed, *.example and
+    hidden folders skipped). A project root is narrowed to results/, workloads/, endpoints/."""
+    found: list[Path] = []
+    for given in paths:
+        if given.is_symlink() or given.is_file():
+            found.append(given)
+            continue
+        if not given.is_dir():
+            raise InputError(f"{given}: no such file or folder")
+        roots = [given]
+        if (given / "pyproject.toml").is_file() or any(
+            (given / name).is_dir() for name in PROJECT_FOLDERS
+        ):
+            roots = [given / name for name in PROJECT_FOLDERS if (given / name).is_dir()]
+        for root in roots:
+            for folder, dirs, files in os.walk(root, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+                for name in sorted(files):
+                    path = Path(folder) / name
+                    if path.suffix in SUFFIXES and not name.endswith(".example"):
+                        found.append(path)
+    unique: dict[str, Path] = {}
+    for path in found:
+        unique.setdefault(os.path.abspath(path), path)
+    return list(unique.values())
+
+
+def changed_files(ref: str, cwd: Path | None = None) -> set[str]:
+    """Absolute paths a branch adds or changes since REF (git), plus untracked files."""
+    cwd = cwd or Path.cwd()
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                                  timeout=60, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InputError(f"--changed-since {ref}: cannot run git ({exc})") from None
+        if done.returncode != 0:
+            first = (done.stderr.strip().splitlines() or ["git failed"])[0]
+            raise InputError(f"--changed-since {ref}: {first} (is {ref} a branch or commit?)")
+        return done.stdout
+
+    if ref.startswith("-"):
+        raise InputError(f"--changed-since {ref}: a git ref cannot start with '-'")
+    top = Path(git("rev-parse", "--show-toplevel").strip())
+    names = git("diff", "--name-only", "--diff-filter=ACMR", f"{ref}...HEAD", "--").splitlines()
+    names += git("ls-files", "--others", "--exclude-standard").splitlines()
+    return {os.path.abspath(top / name) for name in names if name}
+
+
+def check_file(
+    path: Path,
+    display: str,
+    workload_semantics: WorkloadSemantics | None,
+    index: WorkloadIndex | None,
+    now: datetime,
+) -> Checked:
+    """Load and check one file; never raises for anything in the file."""
+    try:
+        return _check_file(path, display, workload_semantics, index, now)
+    except Exception as exc:  # one hostile file must not stop the others
+        return Checked(path, display, None, [Finding(
+            display, "", "internal.error", "reject",
+            f"the validator failed on this file ({type(exc).__name__})",
+            "open an issue with this file attached; until then the file cannot be accepted",
+        )])
+
+
+def _check_file(
+    path: Path,
+    display: str,
+    workload_semantics: WorkloadSemantics | None,
+    index: WorkloadIndex | None,
+    now: datetime,
+) -> Checked:
+    if path.is_symlink():
+        return Checked(path, display, None, [Finding(
+            display, "", "file.symlink", "reject", "the file is a symbolic link",
+            "commit the file itself, not a link to it",
+        )])
+    try:
+        document = load_document(path)
+    except DocumentError as exc:
+        problem = exc.problem
+        return Checked(path, display, None, [Finding(
+            display, problem.pointer, problem.check, "reject", problem.message,
+            problem.fix or "save the file as UTF-8 JSON (or YAML) under 5 MiB",
+        )])
+    kind = kind_of(document)
+    if kind is None or kind == "validation-report":
+        declared = document.get("kind") if isinstance(document, dict) else None
+        what = f"kind {declared!r} is not one epbench knows" if isinstance(declared, str) \
+            else "the document declares no kind"
+        return Checked(path, display, None, [Finding(
+            display, "/kind", "kind.unknown", "reject", what[:200],
+            "set kind to one of: result, endpoint, serving-workload, agentic-workload",
+        )])
+    findings = scan(document, display)
+    schema_findings = check_schema(document, kind, display)
+    findings += schema_findings
+    if not schema_findings:
+        if kind == "result":
+            findings += check_result(document, display, path, index=index, now=now)
+        elif kind == "endpoint":
+            findings += check_endpoint(document, display)
+        elif kind == "agentic-workload" and workload_semantics is not None:
+            findings += workload_semantics(document, display)
+    checked = Checked(path, display, kind, findings)
+    if not schema_findings:
+        checked.document = document
+    return checked
+
+
+def _index_for(path: Path, cache: dict[Path, WorkloadIndex]) -> WorkloadIndex:
+    root = results_root(path.resolve())
+    project = root.parent if root is not None else project_dir()
+    if project not in cache:
+        cache[project] = WorkloadIndex(project)
+    return cache[project]
+
+
+# --- process pool: each worker keeps its own workload indexes -------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime) -> None:
+    _WORKER.update(semantics=workload_semantics, now=now, indexes={})
+
+
+def _worker_check(item: tuple[Path, str]) -> Checked:
+    path, display = item
+    index = _index_for(path, _WORKER["indexes"])
+    return check_file(path, display, _WORKER["semantics"], index, _WORKER["now"])
+
+
+def _picklable(value: object) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:  # lambdas and closures cannot cross processes
+        return False
+    return True
+
+
+def check_files(
+    files: list[Path],
+    workload_semantics: WorkloadSemantics | None,
+    now: datetime | None = None,
+    workers: int | None = None,
+) -> list[Checked]:
+    """Check each file (in a process pool for large trees)."""
+    now = now or datetime.now(UTC)
+    items = [(path, str(path)) for path in files]
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if len(items) >= POOL_MIN_FILES and workers > 1 and _picklable(workload_semantics):
+        with ProcessPoolExecutor(workers, initializer=_worker_init,
+                                 initargs=(workload_semantics, now)) as pool:
+            return list(pool.map(_worker_check, items, chunksize=200))
+    indexes: dict[Path, WorkloadIndex] = {}
+    return [
+        check_file(path, display, workload_semantics, _index_for(path, indexes), now)
+        for path, display in items
+    ]
+
+
+def _run_id_of(path: Path) -> str | None:
+    try:
+        document = load_document(path)
+    except DocumentError:
+        return None
+    if kind_of(document) == "result" and isinstance(document.get("run_id"), str):
+        return document["run_id"]
+    return None
+
+
+def cross_file_findings(checked: list[Checked]) -> list[Finding]:
+    """Run ids unique across every results tree the checked files sit in (whole trees, not
+    only the checked files)."""
+    owners: dict[str, list[str]] = {}
+    mine: dict[str, str] = {}  # absolute path -> display, for the files being checked
+    seen: set[str] = set()
+    for item in checked:
+        absolute = os.path.abspath(item.path)
+        seen.add(absolute)
+        doc = item.document
+        if item.kind == "result" and isinstance(doc, dict):
+            owners.setdefault(doc["run_id"], []).append(item.display)
+            mine[item.display] = absolute
+    roots = {results_root(Path(os.path.abspath(item.path))) for item in checked}
+    for root in sorted(r for r in roots if r is not None):
+        for other in sorted(root.rglob("*.json")):
+            if os.path.abspath(other) in seen or other.is_symlink():
+                continue
+            run_id = _run_id_of(other)
+            if run_id is not None:
+                owners.setdefault(run_id, []).append(str(other))
+    out = []
+    for run_id, files in owners.items():
+        if len(files) < 2:
+            continue
+        for file in files:
+            if file in mine:
+                others = ", ".join(f for f in files if f != file)
+                out.append(duplicate_finding(file, run_id, others))
+    return out
+
+
+def validate_documents(
+    paths: list[Path],
+    changed_since: str | None,
+    workload_semantics: WorkloadSemantics | None,
+    now: datetime | None = None,
+    workers: int | None = None,
+) -> tuple[Report, list[Checked]]:
+    """The report, and each file's outcome (the aggregation reuses the loaded documents)."""
+    files = collect_files(paths)
+    if changed_since is not None:
+        wanted = changed_files(changed_since)
+        files = [path for path in files if os.path.abspath(path) in wanted]
+    checked = check_files(files, workload_semantics, now=now, workers=workers)
+    extra = cross_file_findings(checked)
+    by_display: dict[str, list[Finding]] = {}
+    for finding in extra:
+        by_display.setdefault(finding.file, []).append(finding)
+    report = Report()
+    for item in checked:
+        item.findings.extend(by_display.get(item.display, []))
+        report.findings.extend(item.findings)
+        report.files.append(item.status())
+        if status_for(item.findings) == "rejected":
+            item.document = None
+    return report, checked
+
+
+def validate_paths(
+    paths: list[Path],
+    changed_since: str | None = None,
+    workload_semantics: WorkloadSemantics | None = None,
+) -> Report:
+    """Check every file under `paths`; see the module docstring for what is checked."""
+    report, _ = validate_documents(paths, changed_since, workload_semantics)
+    return report
