@@ -12,7 +12,7 @@ from typing import Any
 from epbench.errors import EpbenchError
 from workloads.emulator.process import HOST, READY_PREFIX
 from workloads.emulator.server import _config, bind, build_app
-from workloads.emulator.settings import settings_from_endpoint
+from workloads.emulator.settings import settings_from_block
 
 
 def main() -> int:
@@ -20,7 +20,8 @@ def main() -> int:
     endpoint: dict[str, Any] = config["endpoint"]
     dirs = [Path(d) for d in config["workload_dirs"]] if config.get("workload_dirs") else None
     try:
-        settings = settings_from_endpoint(endpoint, f"endpoint {endpoint.get('id', '?')}")
+        # the parent has checked the document against the schema already
+        settings = settings_from_block(endpoint, f"endpoint {endpoint.get('id', '?')}")
         app = build_app(settings, dirs)
         sock = bind(HOST, int(config.get("port") or 0))
     except EpbenchError as exc:

@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from epbench.documents import load_document
 from epbench.errors import EpbenchError
 from epbench.paths import workloads_dir
-from epbench.schema import kind_of
 from workloads.emulator.script import Script
 
 log = logging.getLogger("epbench.emulator")
@@ -35,6 +34,8 @@ def load_workloads(dirs: list[Path] | None) -> list[dict[str, Any]]:
 
     Files that are not agentic workloads, or cannot be loaded, are skipped with a warning.
     """
+    from epbench.schema import kind_of
+
     folders = dirs if dirs else [workloads_dir() / "agentic"]
     found: list[dict[str, Any]] = []
     for folder in folders:

@@ -13,7 +13,6 @@ from typing import Any
 
 from epbench.documents import load_document
 from epbench.errors import InputError
-from epbench.schema import check_schema
 
 DEFAULT_MAX_TOKENS = 256  # a request without max_tokens and no output_tokens distribution
 
@@ -95,11 +94,18 @@ class EmulatorSettings:
 
 def settings_from_endpoint(document: Any, file: str) -> EmulatorSettings:
     """Check an endpoint document and return its emulator settings (InputError, one line)."""
+    from epbench.schema import check_schema  # jsonschema is slow to import; only when checking
+
     findings = check_schema(document, "endpoint", file)
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         raise InputError(f"{first.line()}{more}")
+    return settings_from_block(document, file)
+
+
+def settings_from_block(document: dict[str, Any], file: str) -> EmulatorSettings:
+    """The emulator settings of an endpoint document that has already passed the schema."""
     block = document.get("emulator")
     if not isinstance(block, dict):
         raise InputError(
