@@ -72,8 +72,8 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
         if not given.is_dir():
             raise InputError(f"{given}: no such file or folder")
         roots = [given]
-        if (given / "pyproject.toml").is_file() or any(
-            (given / name).is_dir() for name in PROJECT_FOLDERS
+        if (given / "pyproject.toml").is_file() or (
+            given.name != "results" and (given / "results").is_dir()
         ):
             roots = [given / name for name in PROJECT_FOLDERS if (given / name).is_dir()]
         for root in roots:

@@ -1,0 +1,418 @@
+"""Aggregation: every valid result into tidy pandas tables, written as JSON and CSV.
+
+The tables are the site's data and the public download; docs/tables.md lists every column.
+Rejected files never reach them (the validation report says why); a point rejected by a
+`reject-point` finding is dropped from its result; flagged rows carry their check ids in
+`flags`. Costs come from generator.cost, on the price card pinned in the result ("at run
+time") and on the card in the current endpoints/<id>.yaml ("today").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from epbench.documents import DocumentError, load_document
+from epbench.schema import check_schema, kind_of
+from generator import cost
+from generator.checks import rejected_points
+from generator.checks.dates import run_date
+from generator.checks.pareto import frontier
+from generator.disclosure import disclosure
+from generator.report import Report
+from generator.validate import Checked, validate_documents
+
+IDENTITY = ["run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
+            "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable"]
+RUN_COLUMNS = [
+    "run_id", "short_id", "submitter", "submitter_relationship", "endpoint_id", "provider",
+    "model", "model_version", "division", "hardware", "engine", "region", "client_region",
+    "workload_id", "workload_version", "workload_kind", "pattern", "date", "started_at",
+    "finished_at", "harness_version", "quick", "disclosure_score", "flags", "rankable",
+    "source_format", "result_path", "page", "points", "max_system_tps", "tps_per_user_at_max_tps",
+    "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
+    "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
+    "usd_per_mtok_output_today", "success_rate", "pass_hat_1", "usd_per_successful_task",
+    "decision_ms_p90",
+    # additions beyond the contract
+    "cost_usd", "tokens_per_kwh", "blended_usd_per_mtok_today", "disclosure_missing",
+]
+POINT_COLUMNS = [
+    *IDENTITY, "point", "concurrency", "rate", "phase", "system_tps", "tps_per_user",
+    "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p90", "itl_ms_p90", "e2e_ms_p90",
+    "goodput_rps", "issued", "completed", "failed", "error_rate", "usd_per_mtok_output",
+    "on_pareto",
+    "cost_usd", "usd_per_mtok_output_today",
+]
+_CALLS = ("ok", "invalid_json", "unknown_tool", "schema_mismatch", "missing_id", "duplicate_id",
+          "stream_truncated")
+AGENTIC_COLUMNS = [
+    *IDENTITY, "trials", "tasks", "success_rate", "success_ci_low", "success_ci_high",
+    "pass_hat_1", "pass_hat_k", "decision_ms_p50", "decision_ms_p90", "first_tool_delta_ms_p90",
+    "tool_ms_p90", "overhead_ms_p90", "task_wall_ms_p90",
+    *(f"calls_{c}" for c in _CALLS), "correct_call_rate",
+    *(f"retry_{tag}_{m}" for tag in cost.TAGS for m in ("requests", "tokens", "seconds", "usd")),
+    "usd_per_task", "usd_per_successful_task", "retry_spend_share",
+    "excess_tokens_over_reference",
+    "usd_per_successful_task_today",
+]
+ENDPOINT_COLUMNS = [
+    "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
+    "input_usd_per_mtok", "output_usd_per_mtok", "cached_input_usd_per_mtok", "usd_per_hour",
+    "effective_date", "source_url", "blended_usd_per_mtok",
+    "power_kw", "rate_limit_tier",
+]
+HISTORY_COLUMNS = [
+    "endpoint_id", "provider", "model", "workload_id", "date", "run_id", "division", "rankable",
+    "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
+]
+TABLE_NAMES = ("runs", "points", "agentic", "endpoints", "history")
+
+
+@dataclass
+class Tables:
+    """The site's tables, and the validation report of what was excluded and why."""
+
+    runs: pd.DataFrame
+    points: pd.DataFrame
+    agentic: pd.DataFrame
+    endpoints: pd.DataFrame
+    history: pd.DataFrame
+    report: Report = field(default_factory=Report)
+
+
+def _hardware(endpoint: dict[str, Any]) -> str | None:
+    hw = endpoint.get("hardware") or {}
+    accelerator = hw.get("accelerator")
+    if not accelerator:
+        return None
+    count = hw.get("count")
+    return f"{count}x {accelerator}" if count and count > 1 else str(accelerator)
+
+
+def _model_version(endpoint: dict[str, Any]) -> str | None:
+    model = endpoint.get("model") or {}
+    return model.get("version") or model.get("snapshot_date")
+
+
+def _p(dist: dict[str, Any] | None, key: str) -> float | None:
+    return None if not dist else dist.get(key)
+
+
+class _Builder:
+    def __init__(self, results_dir: Path, project: Path) -> None:
+        self.results_dir = results_dir
+        self.project = project
+        self.today: dict[str, cost.Card | None] = {}
+        self.runs: list[dict[str, Any]] = []
+        self.points: list[dict[str, Any]] = []
+        self.agentic: list[dict[str, Any]] = []
+
+    def card_today(self, endpoint_id: str) -> cost.Card | None:
+        if endpoint_id not in self.today:
+            self.today[endpoint_id] = cost.todays_card(self.project, endpoint_id)
+        return self.today[endpoint_id]
+
+    def result_path(self, path: Path) -> str:
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(self.results_dir))
+        except ValueError:
+            return path.as_posix()
+        return f"results/{rel.as_posix()}"
+
+    def add(self, item: Checked) -> None:
+        doc: dict[str, Any] = item.document
+        endpoint = doc["endpoint"]
+        card = endpoint["pricing"]
+        today = self.card_today(endpoint["id"])
+        dropped = rejected_points(item.findings)
+        kept = [p for i, p in enumerate(doc["points"]) if i not in dropped]
+        flags = sorted({f.check for f in item.findings if f.severity in ("flag", "reject-point")})
+        day = run_date(doc)
+        score = disclosure(doc)
+        identity = {
+            "run_id": doc["run_id"],
+            "endpoint_id": endpoint["id"],
+            "provider": endpoint["provider"],
+            "model": endpoint["model"]["name"],
+            "division": endpoint["division"],
+            "hardware": _hardware(endpoint),
+            "region": endpoint["region"],
+            "client_region": doc["client"].get("region"),
+            "workload_id": doc["workload"]["id"],
+            "date": day.isoformat() if day else None,
+            "submitter": (doc.get("submitter") or {}).get("name"),
+            "disclosure_score": score.score,
+            "rankable": endpoint["division"] != "emulated",
+        }
+        run = {
+            **identity,
+            "short_id": doc["run_id"][:8],
+            "submitter_relationship": (doc.get("submitter") or {}).get("relationship"),
+            "model_version": _model_version(endpoint),
+            "engine": (endpoint.get("hardware") or {}).get("engine"),
+            "workload_version": doc["workload"]["version"],
+            "workload_kind": doc["workload"]["kind"],
+            "pattern": doc["workload"].get("pattern"),
+            "started_at": doc["started_at"],
+            "finished_at": doc["finished_at"],
+            "harness_version": doc["harness"]["version"],
+            "quick": bool(doc["settings"].get("quick")),
+            "flags": flags,
+            "source_format": (doc.get("source") or {}).get("format", "epbench"),
+            "result_path": self.result_path(item.path),
+            "page": f"runs/{doc['run_id']}/",
+            "points": len(kept),
+            "disclosure_missing": score.missing,
+            "blended_usd_per_mtok": cost.blended_usd_per_mtok(card),
+            "blended_usd_per_mtok_today": cost.blended_usd_per_mtok(today) if today else None,
+        }
+        if kept:
+            self._serving(run, identity, kept, card, today, doc)
+        if "agentic" in doc:
+            self._agentic(run, identity, doc, card, today)
+        self.runs.append(run)
+
+    def _serving(self, run: dict[str, Any], identity: dict[str, Any], kept: list[dict[str, Any]],
+                 card: cost.Card, today: cost.Card | None, doc: dict[str, Any]) -> None:
+        best = max(kept, key=lambda p: p["system_tps"])
+        users = [p["tps_per_user"] for p in kept if p.get("tps_per_user") is not None]
+        ttfts = [p["ttft_ms"]["p90"] for p in kept if p["ttft_ms"].get("p90") is not None]
+        issued = sum(p["requests"]["issued"] for p in kept)
+        failed = sum(p["requests"]["failed"] for p in kept)
+        at_run = cost.serving_cost(card, kept)
+        at_today = cost.serving_cost(today, kept) if today else None
+        run.update(
+            max_system_tps=best["system_tps"],
+            tps_per_user_at_max_tps=best.get("tps_per_user"),
+            best_tps_per_user=max(users) if users else None,
+            ttft_p90_ms_best=min(ttfts) if ttfts else None,
+            error_rate=failed / issued if issued else None,
+            cost_usd=at_run.cost_usd,
+            usd_per_mtok_output=at_run.usd_per_mtok_output,
+            output_tokens_per_usd=at_run.output_tokens_per_usd,
+            usd_per_1k_requests=at_run.usd_per_1k_requests,
+            tokens_per_kwh=at_run.tokens_per_kwh,
+            usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None,
+        )
+        on_front = set(frontier([(p["id"], p["tps_per_user"], p["system_tps"])
+                                 for p in kept if p.get("tps_per_user") is not None]))
+        for p in kept:
+            one = cost.serving_cost(card, [p])
+            one_today = cost.serving_cost(today, [p]) if today else None
+            req = p["requests"]
+            self.points.append({
+                **identity,
+                "point": p["id"],
+                "concurrency": p.get("concurrency"),
+                "rate": p.get("rate"),
+                "phase": p.get("phase"),
+                "system_tps": p["system_tps"],
+                "tps_per_user": p.get("tps_per_user"),
+                "ttft_ms_p50": _p(p["ttft_ms"], "p50"),
+                "ttft_ms_p90": _p(p["ttft_ms"], "p90"),
+                "ttft_ms_p99": _p(p["ttft_ms"], "p99"),
+                "tpot_ms_p90": _p(p["tpot_ms"], "p90"),
+                "itl_ms_p90": _p(p["itl_ms"], "p90"),
+                "e2e_ms_p90": _p(p["e2e_ms"], "p90"),
+                "goodput_rps": p["goodput_rps"],
+                "issued": req["issued"],
+                "completed": req["completed"],
+                "failed": req["failed"],
+                "error_rate": req["failed"] / req["issued"] if req["issued"] else None,
+                "usd_per_mtok_output": one.usd_per_mtok_output,
+                "on_pareto": p["id"] in on_front,
+                "cost_usd": one.cost_usd,
+                "usd_per_mtok_output_today": one_today.usd_per_mtok_output if one_today else None,
+            })
+
+    def _agentic(self, run: dict[str, Any], identity: dict[str, Any], doc: dict[str, Any],
+                 card: cost.Card, today: cost.Card | None) -> None:
+        block = doc["agentic"]
+        spend = cost.agentic_cost(card, doc)
+        spend_today = cost.agentic_cost(today, doc, pinned=False) if today else None
+        tokens = block.get("tokens") or {}
+        output = int(tokens.get("output", 0))
+        requests = sum(int(block["retry_cost"][t]["requests"]) for t in cost.TAGS)
+        ci = block["success_rate"]["ci95"]
+        run.update(
+            success_rate=block["success_rate"]["value"],
+            pass_hat_1=block["pass_hat_k"].get("1"),
+            usd_per_successful_task=spend.usd_per_successful_task,
+            decision_ms_p90=_p(block["decision_ms"], "p90"),
+        )
+        if not run.get("points"):
+            today_total = spend_today.total_usd if spend_today else None
+            run.update(
+                cost_usd=spend.total_usd,
+                usd_per_mtok_output=cost.usd_per_mtok_output(spend.total_usd, output),
+                output_tokens_per_usd=cost.output_tokens_per_usd(spend.total_usd, output),
+                usd_per_1k_requests=cost.usd_per_1k_requests(spend.total_usd, requests),
+                usd_per_mtok_output_today=cost.usd_per_mtok_output(today_total, output),
+            )
+        row: dict[str, Any] = {
+            **identity,
+            "trials": block["trials"],
+            "tasks": len(block["tasks"]),
+            "success_rate": block["success_rate"]["value"],
+            "success_ci_low": ci[0],
+            "success_ci_high": ci[1],
+            "pass_hat_1": block["pass_hat_k"].get("1"),
+            "pass_hat_k": dict(block["pass_hat_k"]),
+            "decision_ms_p50": _p(block["decision_ms"], "p50"),
+            "decision_ms_p90": _p(block["decision_ms"], "p90"),
+            "first_tool_delta_ms_p90": _p(block["first_tool_delta_ms"], "p90"),
+            "tool_ms_p90": _p(block["tool_ms"], "p90"),
+            "overhead_ms_p90": _p(block["overhead_ms"], "p90"),
+            "task_wall_ms_p90": _p(block["task_wall_ms"], "p90"),
+            "correct_call_rate": block.get("correct_call_rate"),
+            "usd_per_task": spend.usd_per_task,
+            "usd_per_successful_task": spend.usd_per_successful_task,
+            "retry_spend_share": spend.retry_spend_share,
+            "excess_tokens_over_reference": block.get("excess_tokens_over_reference"),
+            "usd_per_successful_task_today": (
+                spend_today.usd_per_successful_task if spend_today else None
+            ),
+        }
+        for name in _CALLS:
+            row[f"calls_{name}"] = block["calls"][name]
+        for tag in cost.TAGS:
+            entry = block["retry_cost"][tag]
+            row[f"retry_{tag}_requests"] = entry["requests"]
+            row[f"retry_{tag}_tokens"] = entry["tokens"]
+            row[f"retry_{tag}_seconds"] = entry["seconds"]
+            row[f"retry_{tag}_usd"] = spend.usd_by_tag.get(tag)
+        self.agentic.append(row)
+
+
+def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
+    rows = []
+    folder = project / "endpoints"
+    if not folder.is_dir():
+        return rows
+    for path in sorted(folder.iterdir()):
+        if path.suffix not in (".yaml", ".yml", ".json") or path.is_symlink():
+            continue
+        try:
+            doc = load_document(path)
+        except DocumentError:
+            continue
+        if kind_of(doc) != "endpoint" or check_schema(doc, "endpoint", str(path)):
+            continue
+        card = doc["pricing"]
+        rows.append({
+            "endpoint_id": doc["id"],
+            "provider": doc["provider"],
+            "model": doc["model"]["name"],
+            "model_version": _model_version(doc),
+            "division": doc["division"],
+            "region": doc["region"],
+            "hardware": _hardware(doc),
+            "input_usd_per_mtok": card.get("input_usd_per_mtok"),
+            "output_usd_per_mtok": card.get("output_usd_per_mtok"),
+            "cached_input_usd_per_mtok": card.get("cached_input_usd_per_mtok"),
+            "usd_per_hour": card.get("usd_per_hour"),
+            "effective_date": card.get("effective_date"),
+            "source_url": card.get("source_url"),
+            "blended_usd_per_mtok": cost.blended_usd_per_mtok(card),
+            "power_kw": card.get("power_kw"),
+            "rate_limit_tier": (doc.get("rate_limits") or {}).get("tier"),
+        })
+    return rows
+
+
+def tables_from_checked(checked: list[Checked], report: Report, results_dir: Path,
+                        project: Path) -> Tables:
+    """Tables from already-validated files (their documents are kept unless rejected)."""
+    builder = _Builder(results_dir, project)
+    for item in checked:
+        if item.kind == "result" and item.document is not None:
+            builder.add(item)
+    runs = pd.DataFrame(builder.runs, columns=RUN_COLUMNS)
+    if not runs.empty:
+        runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
+    return Tables(
+        runs=runs,
+        points=pd.DataFrame(builder.points, columns=POINT_COLUMNS),
+        agentic=pd.DataFrame(builder.agentic, columns=AGENTIC_COLUMNS),
+        endpoints=pd.DataFrame(_endpoint_rows(project), columns=ENDPOINT_COLUMNS),
+        history=runs[HISTORY_COLUMNS].sort_values(["endpoint_id", "date"], ignore_index=True),
+        report=report,
+    )
+
+
+def build_tables(results_dir: Path, project: Path) -> Tables:
+    """Validate every file under results_dir and aggregate the ones that were not rejected."""
+    if results_dir.is_dir():
+        report, checked = validate_documents([results_dir], None, None)
+    else:
+        report, checked = Report(), []
+    return tables_from_checked(checked, report, results_dir, project)
+
+
+def _plain(value: Any) -> Any:
+    """A cell as plain JSON: NaN/NA -> None, numpy scalars -> Python numbers."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table as a list of plain-JSON row objects."""
+    columns = list(frame.columns)
+    return [
+        {c: _plain(v) for c, v in zip(columns, row, strict=True)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> Any:
+    """Lists and dicts as JSON text; text that a spreadsheet would run as a formula is
+    prefixed with a quote (CSV injection)."""
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
+    """Write `<name>.json` (records, NaN -> null) and `<name>.csv` for each table."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in TABLE_NAMES:
+        frame: pd.DataFrame = getattr(tables, name)
+        rows = records(frame)
+        path = out_dir / f"{name}.json"
+        path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
+                        encoding="utf-8")
+        written.append(path)
+        flat = pd.DataFrame(
+            [{c: _csv_cell(v) for c, v in row.items()} for row in rows],
+            columns=list(frame.columns),
+        )
+        csv_path = out_dir / f"{name}.csv"
+        flat.to_csv(csv_path, index=False)
+        written.append(csv_path)
+    return written
+
+
+__all__ = ["AGENTIC_COLUMNS", "ENDPOINT_COLUMNS", "HISTORY_COLUMNS", "POINT_COLUMNS",
+           "RUN_COLUMNS", "Tables", "build_tables", "write_tables"]
