@@ -1,0 +1,303 @@
+"""epbench against a real inference server it did not write: llama.cpp (llama-cpp-python).
+
+Two kinds of test:
+- raw: what llama.cpp's OpenAI-compatible server really sends, asserted on captured bytes
+  (role-only first chunk, empty-content chunks, the tool-call id on every chunk, arguments
+  cut at max_tokens). If a future llama.cpp changes its streams, these say so.
+- through epbench's runner (`workloads.entry.run_command`): a short serving sweep whose result
+  validates, where every request is classified, output tokens come from what the server
+  reports, and TTFT is measured at the first content chunk, not at the role-only one (a
+  loopback relay holds the role chunk back for a known time to make the difference visible).
+
+The server needs llama-cpp-python[server]; without it these tests skip locally and fail under
+CI=true (tests/llama_fixture.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from epbench.schema import check_schema
+from tests.llama_fixture import MODEL_NAME, llama_server
+
+pytestmark = pytest.mark.integration
+
+ROLE_DELAY_S = 0.4
+TOOLS = [{
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city", "days"],
+        },
+    },
+}]
+
+
+@pytest.fixture(scope="module")
+def llama_url() -> Iterator[str]:
+    with llama_server() as base_url:
+        yield base_url
+
+
+def sse_events(raw: bytes) -> list[Any]:
+    """The data payloads of a captured SSE body, JSON-decoded except `[DONE]`."""
+    text = raw.decode("utf-8").replace("\r\n", "\n")
+    out: list[Any] = []
+    for block in text.split("\n\n"):
+        data = [line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")]
+        if not data:
+            continue
+        payload = "\n".join(data)
+        out.append(payload if payload == "[DONE]" else json.loads(payload))
+    return out
+
+
+def capture(base_url: str, **body: Any) -> list[Any]:
+    request = {"model": MODEL_NAME, "stream": True, "temperature": 0.0, **body}
+    with httpx.stream("POST", f"{base_url}/chat/completions", json=request, timeout=60) as r:
+        assert r.status_code == 200, r.read()
+        assert r.headers["content-type"].startswith("text/event-stream")
+        raw = b"".join(r.iter_raw())
+    return sse_events(raw)
+
+
+def deltas(events: list[Any]) -> list[dict[str, Any]]:
+    return [e["choices"][0]["delta"] for e in events if isinstance(e, dict) and e["choices"]]
+
+
+# ------------------------------------------------------------------ what llama.cpp really sends
+
+
+def test_llama_cpp_opens_every_stream_with_a_role_only_chunk(llama_url: str) -> None:
+    events = capture(llama_url, max_tokens=8,
+                     messages=[{"role": "user", "content": "Say something."}])
+    first = events[0]["choices"][0]["delta"]
+    assert first.get("role") == "assistant"
+    assert not first.get("content")
+    assert events[-1] == "[DONE]"
+    assert any(d.get("content") for d in deltas(events)[1:])
+
+
+def test_llama_cpp_sends_empty_content_chunks(llama_url: str) -> None:
+    events = capture(llama_url, max_tokens=32,
+                     messages=[{"role": "user", "content": "Tell me a long story."}])
+    ds = deltas(events)
+    empty = [d for d in ds if "content" in d and d["content"] in ("", None)]
+    bearing = [d for d in ds if d.get("content")]
+    assert empty, f"no empty-content chunk in {ds}"
+    assert bearing
+
+
+def tool_call_chunks(base_url: str, max_tokens: int) -> tuple[list[dict[str, Any]], list[Any]]:
+    events = capture(
+        base_url, max_tokens=max_tokens, tools=TOOLS,
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        messages=[{"role": "user", "content": "Weather in Paris for 3 days?"}],
+    )
+    calls = [c for d in deltas(events) for c in d.get("tool_calls") or []]
+    return calls, events
+
+
+def test_llama_cpp_repeats_the_tool_call_id_on_every_chunk(llama_url: str) -> None:
+    calls, _ = tool_call_chunks(llama_url, max_tokens=16)
+    assert len(calls) >= 2
+    ids = {c.get("id") for c in calls}
+    assert len(ids) == 1 and None not in ids and "" not in ids
+    assert {c["index"] for c in calls} == {0}
+
+
+def test_llama_cpp_cuts_tool_arguments_at_max_tokens(llama_url: str) -> None:
+    calls, events = tool_call_chunks(llama_url, max_tokens=6)
+    arguments = "".join((c.get("function") or {}).get("arguments") or "" for c in calls)
+    assert arguments.startswith("{")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(arguments)
+    reasons = [e["choices"][0].get("finish_reason") for e in events
+               if isinstance(e, dict) and e["choices"]]
+    assert "length" in reasons or "tool_calls" in reasons
+
+
+# ------------------------------------------------------------------ through epbench's runner
+
+
+class RoleDelayRelay:
+    """A loopback TCP relay that holds each response's role-only SSE event back.
+
+    It forwards bytes unchanged, but after the first event of a response that names a role it
+    sleeps `delay_s` before forwarding the rest. A client that took the role chunk as the first
+    token would see a TTFT near 0; one that waits for content sees at least `delay_s`.
+    """
+
+    def __init__(self, upstream_port: int, delay_s: float) -> None:
+        self.upstream_port = upstream_port
+        self.delay_s = delay_s
+        self.port = 0
+        self.delayed = 0
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(
+            asyncio.start_server(self._handle, "127.0.0.1", 0)
+        )
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+
+        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, hold: bool) -> None:
+            armed = True
+            with contextlib.suppress(ConnectionError):
+                while data := await src.read(65536):
+                    if hold and armed and b'"role"' in data:
+                        start = data.index(b'"role"')
+                        ends = [i for i in (data.find(b"\n\n", start), data.find(b"\r\n\r\n", start))
+                                if i >= 0]
+                        if ends:
+                            cut = min(ends) + (2 if min(ends) == data.find(b"\n\n", start) else 4)
+                            dst.write(data[:cut])
+                            await dst.drain()
+                            self.delayed += 1
+                            await asyncio.sleep(self.delay_s)
+                            data = data[cut:]
+                            armed = False
+                    if hold and b"[DONE]" in data:
+                        armed = True
+                    dst.write(data)
+                    await dst.drain()
+            dst.close()
+
+        await asyncio.gather(pump(reader, up_writer, False), pump(up_reader, writer, True))
+
+    def __enter__(self) -> RoleDelayRelay:
+        self._thread.start()
+        self._ready.wait(5)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+def write_endpoint(path: Path, base_url: str) -> Path:
+    path.write_text(
+        "kind: endpoint\nschema_version: 1\nid: llama-cpp-tiny\nprovider: llama.cpp (local)\n"
+        f"model: {{name: {MODEL_NAME}, version: random-weights}}\napi: openai-chat\n"
+        f"base_url: {base_url}\napi_key_env: null\ndivision: self-hosted\nregion: local\n"
+        "pricing: {usd_per_hour: 0.5, effective_date: '2026-11-01'}\n"
+        "hardware: {accelerator: none (CPU), count: 1, engine: llama-cpp-python}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def write_workload(path: Path, requests: int, max_tokens: int) -> Path:
+    path.write_text(
+        "kind: serving-workload\nschema_version: 1\nid: llama-tiny-sweep\nversion: '1.0'\n"
+        "description: a short sweep against llama.cpp\nseed: 3\n"
+        "prompts: {input_tokens: {distribution: uniform, min: 8, max: 24}, "
+        f"max_tokens: {max_tokens}}}\n"
+        f"load: {{pattern: concurrency, concurrency: [1, 2], requests_per_point: {requests}, "
+        "warmup_requests: 0}\n"
+        "slo: {ttft_ms: 5000}\ntimeout_s: 60\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def run_sweep(tmp_path: Path, base_url: str, requests: int, max_tokens: int) -> Path:
+    from workloads.entry import run_command
+
+    results = run_command(
+        endpoint=write_endpoint(tmp_path / "llama.yaml", base_url),
+        workload=write_workload(tmp_path / "sweep.yaml", requests, max_tokens),
+        out=tmp_path,
+        resume=None,
+        quick=False,
+        client_region=None,
+        shard=None,
+        progress=False,
+    )
+    assert len(results) == 1
+    return Path(results[0])
+
+
+@pytest.fixture(scope="module")
+def sweep(llama_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
+                                                                               list[dict[str, Any]],
+                                                                               int]:
+    """One sweep through the role-delaying relay: (result, journal lines, relay delays)."""
+    tmp = tmp_path_factory.mktemp("llama-sweep")
+    port = int(llama_url.rsplit(":", 1)[1].split("/")[0])
+    with RoleDelayRelay(port, ROLE_DELAY_S) as relay:
+        result_path = run_sweep(tmp, f"http://127.0.0.1:{relay.port}/v1", requests=3,
+                                max_tokens=12)
+        delayed = relay.delayed
+    result = json.loads(result_path.read_text(encoding="utf-8"))
+    journal = [json.loads(line) for line in
+               (result_path.parent / "events.jsonl").read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    return result, journal, delayed
+
+
+def test_a_sweep_against_llama_cpp_writes_a_valid_result(sweep: Any, tmp_path: Path) -> None:
+    result, _, _ = sweep
+    assert check_schema(result, "result", tmp_path / "result.json") == []
+    assert [p["concurrency"] for p in result["points"]] == [1, 2]
+    assert result["endpoint"]["division"] == "self-hosted"
+
+
+def test_every_request_against_llama_cpp_is_issued_once_and_classified(sweep: Any) -> None:
+    result, journal, _ = sweep
+    requests = [line for line in journal if "request_id" in line]
+    assert len(requests) == 6
+    assert len({line["request_id"] for line in requests}) == 6
+    assert {line["class"] for line in requests} == {"ok"}
+    for point in result["points"]:
+        counts = point["requests"]
+        assert counts == {**counts, "issued": 3, "completed": 3, "failed": 0}
+        assert point["ttft_ms"]["n"] == 3
+
+
+def test_output_tokens_come_from_llama_cpp_and_fill_max_tokens(sweep: Any) -> None:
+    result, journal, _ = sweep
+    requests = [line for line in journal if "request_id" in line]
+    # The tiny model never picks an end token (tests/llama_fixture.py), so every answer runs
+    # to max_tokens; whether counted from usage or from chunks, it is 12 per request.
+    assert {line["output_tokens"] for line in requests} == {12}
+    sources = {line["token_source"] for line in requests}
+    assert len(sources) == 1
+    for point in result["points"]:
+        assert point["tokens"]["output"] == 36
+        assert point["tokens"]["source"] == sources.pop() if sources else True
+
+
+def test_ttft_against_llama_cpp_waits_for_content_not_the_role_chunk(sweep: Any) -> None:
+    result, journal, delayed = sweep
+    assert delayed == 6, "the relay held back every response's role chunk"
+    requests = [line for line in journal if "request_id" in line]
+    for line in requests:
+        ttft_s = (line["t_first_ns"] - line["t_send_ns"]) / 1e9
+        assert ttft_s >= ROLE_DELAY_S, line
+        assert line["t_last_ns"] >= line["t_first_ns"]
+    for point in result["points"]:
+        assert point["ttft_ms"]["p50"] >= ROLE_DELAY_S * 1000
+        assert point["e2e_ms"]["p50"] >= point["ttft_ms"]["p50"]
