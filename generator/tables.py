@@ -129,8 +129,8 @@ class _Builder:
     def add(self, item: Checked) -> None:
         doc: dict[str, Any] = item.document
         endpoint = doc["endpoint"]
-        card = endpoint["pricing"]
-        today = self.card_today(endpoint["id"])
+        card: cost.Card | None = endpoint["pricing"] if price_known(doc) else None
+        today = self.card_today(endpoint["id"]) if card is not None else None
         dropped = rejected_points(item.findings)
         kept = [p for i, p in enumerate(doc["points"]) if i not in dropped]
         flags = sorted({f.check for f in item.findings if f.severity in ("flag", "reject-point")})
@@ -170,7 +170,7 @@ class _Builder:
             "page": f"runs/{doc['run_id']}/",
             "points": len(kept),
             "disclosure_missing": score.missing,
-            "blended_usd_per_mtok": cost.blended_usd_per_mtok(card),
+            "blended_usd_per_mtok": cost.blended_usd_per_mtok(card) if card else None,
             "blended_usd_per_mtok_today": cost.blended_usd_per_mtok(today) if today else None,
         }
         if kept:
@@ -180,13 +180,13 @@ class _Builder:
         self.runs.append(run)
 
     def _serving(self, run: dict[str, Any], identity: dict[str, Any], kept: list[dict[str, Any]],
-                 card: cost.Card, today: cost.Card | None, doc: dict[str, Any]) -> None:
+                 card: cost.Card | None, today: cost.Card | None, doc: dict[str, Any]) -> None:
         best = max(kept, key=lambda p: p["system_tps"])
         users = [p["tps_per_user"] for p in kept if p.get("tps_per_user") is not None]
         ttfts = [p["ttft_ms"]["p90"] for p in kept if p["ttft_ms"].get("p90") is not None]
         issued = sum(p["requests"]["issued"] for p in kept)
         failed = sum(p["requests"]["failed"] for p in kept)
-        at_run = cost.serving_cost(card, kept)
+        at_run = cost.serving_cost(card, kept) if card else _NO_COST
         at_today = cost.serving_cost(today, kept) if today else None
         run.update(
             max_system_tps=best["system_tps"],
@@ -204,7 +204,7 @@ class _Builder:
         on_front = set(frontier([(p["id"], p["tps_per_user"], p["system_tps"])
                                  for p in kept if p.get("tps_per_user") is not None]))
         for p in kept:
-            one = cost.serving_cost(card, [p])
+            one = cost.serving_cost(card, [p]) if card else _NO_COST
             one_today = cost.serving_cost(today, [p]) if today else None
             req = p["requests"]
             self.points.append({
@@ -233,9 +233,9 @@ class _Builder:
             })
 
     def _agentic(self, run: dict[str, Any], identity: dict[str, Any], doc: dict[str, Any],
-                 card: cost.Card, today: cost.Card | None) -> None:
+                 card: cost.Card | None, today: cost.Card | None) -> None:
         block = doc["agentic"]
-        spend = cost.agentic_cost(card, doc)
+        spend = cost.agentic_cost(card, doc) if card else _NO_SPEND
         spend_today = cost.agentic_cost(today, doc, pinned=False) if today else None
         tokens = block.get("tokens") or {}
         output = int(tokens.get("output", 0))
@@ -291,8 +291,19 @@ class _Builder:
         self.agentic.append(row)
 
 
+_NO_COST = cost.RunCost(None, 0, 0, 0.0, None, None, None, None, None)
+_NO_SPEND = cost.AgenticCost(None, {}, None, None, None)
+
+
+def price_known(result: dict[str, Any]) -> bool:
+    """False for imported results whose source had no price card (`source.unmapped` lists
+    pricing): their placeholder card must not read as "free"."""
+    unmapped = (result.get("source") or {}).get("unmapped") or []
+    return not any(str(item).startswith("pricing") for item in unmapped)
+
+
 def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     folder = project / "endpoints"
     if not folder.is_dir():
         return rows

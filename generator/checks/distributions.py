@@ -59,12 +59,15 @@ def expected_insufficient(n: int) -> set[str]:
     return out
 
 
-def check_dist(dist: dict[str, Any], name: str, where: str, file: str) -> list[Finding]:
-    """Findings for one distribution object named `name` at pointer `where`."""
+def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
+               partial_ok: bool = False) -> list[Finding]:
+    """Findings for one distribution object named `name` at pointer `where`.
+
+    partial_ok: imported results may lack percentiles their source tool did not report."""
     out: list[Finding] = []
     n = dist["n"]
     values = [dist.get(k) for k in _KEYS]
-    if n > 0 and any(v is None for v in values):
+    if n > 0 and not partial_ok and any(v is None for v in values):
         missing = ", ".join(k for k, v in zip(_KEYS, values, strict=True) if v is None)
         out.append(PRESENCE.at(file, where, f"{name} has n = {n} but no {missing}"))
     if n == 0 and any(v is not None for v in values):

@@ -21,15 +21,18 @@ PARETO = check(
 
 
 def frontier(points: list[tuple[str, float, float]]) -> list[str]:
-    """Ids of the non-dominated (id, tps_per_user, system_tps) points, ascending tps_per_user."""
-    keep = []
-    for pid, x, y in points:
-        dominated = any(
-            (x2 >= x and y2 >= y) and (x2 > x or y2 > y) for _, x2, y2 in points
-        )
-        if not dominated:
-            keep.append((x, pid))
-    return [pid for _, pid in sorted(keep)]
+    """Ids of the non-dominated (id, tps_per_user, system_tps) points, ascending tps_per_user.
+
+    Exact ties keep the first point in order (one point per distinct position)."""
+    order = sorted(enumerate(points), key=lambda c: (-c[1][1], -c[1][2], c[0]))
+    kept: list[str] = []
+    best = float("-inf")
+    for _, (pid, _x, y) in order:
+        if y > best:
+            kept.append(pid)
+            best = y
+    kept.reverse()
+    return kept
 
 
 def check_pareto(result: dict[str, Any], file: str, skip: set[int] | None = None) -> list[Finding]:
@@ -64,7 +67,9 @@ def check_pareto(result: dict[str, Any], file: str, skip: set[int] | None = None
         return out
     expected = frontier(measured)
     names = [entry["point"] for entry in stated]
-    if set(names) != set(expected):
+    position = {pid: (x, y) for pid, x, y in measured}
+    if {position[n] for n in names if n in position} != {position[n] for n in expected} \
+            or len(names) != len(expected):
         out.append(PARETO.at(
             file, "/pareto",
             f"the frontier lists {names} but the non-dominated points are {expected}",

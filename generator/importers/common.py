@@ -1,0 +1,85 @@
+"""What both importers share: ids from free text, distributions, placing the files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from epbench import __version__
+from epbench.errors import InputError
+from epbench.schema import check_schema
+from generator.checks.distributions import expected_insufficient
+from generator.checks.layout import expected_relpath
+from generator.checks.pareto import frontier
+from generator.submit import ID_PATTERN
+
+ERROR_CLASSES = ("rate_limited", "http_4xx", "http_5xx", "timeout", "connection",
+                 "stream_error", "truncated", "empty")
+UNKNOWN_BASE_URL = "http://unknown.invalid/v1"
+
+
+def slug(text: str, limit: int = 64) -> str:
+    """An epbench id from free text: lowercase, [a-z0-9._-], starting with a letter or digit."""
+    out = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
+    return (out or "unknown")[:limit].rstrip("-._") or "unknown"
+
+
+def digest(*parts: object) -> str:
+    """sha256 of the canonical JSON of the parts (stable ids for re-imports)."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+def dist(p50: float | None, p90: float | None, p95: float | None, p99: float | None,
+         mean: float | None, n: int) -> dict[str, Any]:
+    """An epbench distribution; percentiles the source did not report stay null."""
+    values = {"p50": p50, "p90": p90, "p95": p95, "p99": p99, "mean": mean}
+    if n == 0:
+        values = dict.fromkeys(values)
+    return {**values, "n": n, "insufficient": sorted(expected_insufficient(n))}
+
+
+def errors_with(failed: int, cls: str = "http_5xx") -> dict[str, int]:
+    out = dict.fromkeys(ERROR_CLASSES, 0)
+    out[cls] = failed
+    return out
+
+
+def pareto_of(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_id = {p["id"]: p for p in points}
+    ids = frontier([(p["id"], p["tps_per_user"], p["system_tps"])
+                    for p in points if p.get("tps_per_user") is not None])
+    return [{"point": i, "tps_per_user": by_id[i]["tps_per_user"],
+             "system_tps": by_id[i]["system_tps"]} for i in ids]
+
+
+def harness_note() -> str:
+    return f"imported by epbench {__version__}"
+
+
+def write_results(results: list[dict[str, Any]], out: Path, submitter: str | None) -> list[Path]:
+    """Fill the submitter, check each result against the schema, write it under `out`."""
+    name = submitter or out.name
+    if not ID_PATTERN.match(name):
+        raise InputError(f"--submitter {name!r}: use lowercase letters, digits, '.', '_' or '-'")
+    written = []
+    for result in results:
+        block = {"name": name, "relationship": "independent"}
+        block.update({k: v for k, v in (result.get("submitter") or {}).items()
+                      if k in ("display_name", "contact", "relationship")})
+        result["submitter"] = block
+        problems = check_schema(result, "result", "imported result")
+        if problems:
+            raise InputError(f"the imported result does not fit the schema: {problems[0].line()}")
+        relpath = expected_relpath(result)
+        if relpath is None:  # pragma: no cover - submitter and date are always set above
+            raise InputError("the imported result has no start date")
+        target = out / relpath.split("/", 1)[1]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
+                          encoding="utf-8")
+        written.append(target)
+    return written
