@@ -147,6 +147,9 @@ def evaluate(checks: Checks, observed: Observed) -> list[str]:
             failed.append(f"calls[{i}]: expected {word}{describe(exp)}, not made")
     if not checks.extra_calls:
         used = set(matched.values())
+        for call in observed.calls:
+            if not call.effective and not call.faulted:
+                failed.append(f"extra_calls: invalid call {call.name or '(no name)'} ({call.cls})")
         for j, call in enumerate(calls):
             if j not in used:
                 shown = json.dumps(call.arguments, ensure_ascii=False)
