@@ -1,0 +1,241 @@
+"""The security properties of .github/workflows/, read from the files themselves.
+
+Pull requests come from strangers, so: no pull_request_target; no secrets where a pull request
+can trigger; permissions declared for every workflow and job, write access only where a table
+here allows it; every action pinned to a commit SHA with its version in a comment; checkouts
+that do not keep the token; no `${{ }}` inside shell scripts; a comment workflow that never
+checks out or runs anything; timeouts and concurrency groups everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from workloads.matrix import MatrixJob
+
+WORKFLOW_DIR = ROOT / ".github" / "workflows"
+WORKFLOW_FILES = sorted(WORKFLOW_DIR.glob("*.yml"))
+PR_TRIGGERS = {"pull_request", "pull_request_target", "pull_request_review",
+               "pull_request_review_comment", "issue_comment"}
+# The only write scopes any job holds, and where.
+ALLOWED_WRITES = {
+    ("benchmark.yml", "merge-and-propose"): {"contents", "pull-requests"},
+    ("pages.yml", "deploy"): {"pages", "id-token"},
+    ("submission-comment.yml", "comment"): {"pull-requests"},
+}
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+VERSION_COMMENT = re.compile(r"#\s*v\d+\.\d+\.\d+\s*$")
+
+
+def load(path: Path) -> dict[str, Any]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(document, dict), path
+    # YAML 1.1 reads the key `on` as True.
+    if True in document:
+        document["on"] = document.pop(True)
+    return document
+
+
+def triggers(document: dict[str, Any]) -> set[str]:
+    on = document["on"]
+    if isinstance(on, str):
+        return {on}
+    if isinstance(on, list):
+        return set(on)
+    return set(on)
+
+
+def steps(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(job_id, step) for job_id, job in document["jobs"].items()
+            for step in job.get("steps", [])]
+
+
+WORKFLOWS = {path.name: load(path) for path in WORKFLOW_FILES}
+ids = pytest.mark.parametrize("name", sorted(WORKFLOWS))
+
+
+def test_the_five_workflows_are_there() -> None:
+    assert sorted(WORKFLOWS) == [
+        "benchmark.yml", "ci.yml", "pages.yml", "submission-comment.yml", "submission.yml",
+    ]
+
+
+@ids
+def test_no_workflow_uses_pull_request_target(name: str) -> None:
+    assert "pull_request_target" not in triggers(WORKFLOWS[name])
+    assert "pull_request_target" not in (WORKFLOW_DIR / name).read_text()
+
+
+@ids
+def test_workflows_a_pull_request_can_trigger_never_mention_secrets(name: str) -> None:
+    if not triggers(WORKFLOWS[name]) & PR_TRIGGERS:
+        return
+    text = yaml.safe_dump(WORKFLOWS[name])  # the workflow without its comments
+    assert "secrets." not in text and "secrets[" not in text
+
+
+def test_the_pull_request_triggered_workflows_are_ci_and_submission() -> None:
+    assert {n for n, w in WORKFLOWS.items() if triggers(w) & PR_TRIGGERS} == {
+        "ci.yml", "submission.yml",
+    }
+
+
+@ids
+def test_permissions_are_declared_for_the_workflow_and_every_job(name: str) -> None:
+    document = WORKFLOWS[name]
+    assert document.get("permissions") == {}, "workflow level grants nothing; jobs ask"
+    for job_id, job in document["jobs"].items():
+        assert isinstance(job.get("permissions"), dict), f"{name}: job {job_id}"
+
+
+@ids
+def test_write_access_is_held_only_where_the_table_allows(name: str) -> None:
+    for job_id, job in WORKFLOWS[name]["jobs"].items():
+        granted = job["permissions"]
+        assert all(level in {"read", "write", "none"} for level in granted.values())
+        writes = {scope for scope, level in granted.items() if level == "write"}
+        assert writes == ALLOWED_WRITES.get((name, job_id), set()), f"{name}: job {job_id}"
+
+
+@ids
+def test_every_action_is_pinned_to_a_commit_sha_with_its_version_in_a_comment(name: str) -> None:
+    for line in (WORKFLOW_DIR / name).read_text().splitlines():
+        match = re.match(r"^\s*(?:-\s+)?uses:\s*(\S+)(.*)$", line)
+        if not match or match.group(1).startswith("./"):
+            continue
+        assert PINNED.match(match.group(1)), line
+        assert VERSION_COMMENT.search(match.group(2)), line
+
+
+def test_each_action_is_pinned_to_the_same_sha_everywhere() -> None:
+    pins: dict[str, set[str]] = {}
+    for path in WORKFLOW_FILES:
+        for action, sha in re.findall(r"uses:\s*([\w./-]+)@([0-9a-f]{40})", path.read_text()):
+            pins.setdefault(action, set()).add(sha)
+    assert pins and all(len(shas) == 1 for shas in pins.values()), pins
+
+
+@ids
+def test_checkouts_do_not_keep_the_token(name: str) -> None:
+    for job_id, step in steps(WORKFLOWS[name]):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step.get("with", {}).get("persist-credentials") is False, f"{name}: {job_id}"
+
+
+@ids
+def test_no_expression_is_expanded_inside_a_shell_script(name: str) -> None:
+    for job_id, step in steps(WORKFLOWS[name]):
+        assert "${{" not in step.get("run", ""), f"{name}: {job_id}: pass it through env:"
+
+
+@ids
+def test_every_job_has_a_timeout(name: str) -> None:
+    for job_id, job in WORKFLOWS[name]["jobs"].items():
+        assert 0 < int(job["timeout-minutes"]) <= 360, f"{name}: job {job_id}"
+
+
+@ids
+def test_every_workflow_has_a_concurrency_group(name: str) -> None:
+    concurrency = WORKFLOWS[name]["concurrency"]
+    assert concurrency["group"]
+    # Checks are cancelled by a newer push; a benchmark or a deployment is never cut off.
+    expected = name in {"ci.yml", "submission.yml", "submission-comment.yml"}
+    assert concurrency["cancel-in-progress"] is expected
+
+
+def test_the_comment_workflow_never_checks_out_or_runs_code() -> None:
+    document = WORKFLOWS["submission-comment.yml"]
+    assert set(document["on"]) == {"workflow_run"}
+    assert document["on"]["workflow_run"]["workflows"] == ["submission"]
+    uses = [str(step.get("uses", "")) for _, step in steps(document)]
+    assert not any(u.startswith("actions/checkout@") for u in uses)
+    assert [u.split("@")[0] for u in uses if u] == ["actions/download-artifact"]
+    scripts = "\n".join(step.get("run", "") for _, step in steps(document))
+    # Commands in command position: at a line's start or after ; | & ( $(
+    ran = re.findall(r"(?:^|[;|&(])\s*(pip|python3?|epbench|npm|npx|node|make|git|bash|sh|"
+                     r"source|eval|\.)(?=\s)", scripts, flags=re.MULTILINE)
+    assert ran == [], ran
+
+
+def test_the_comment_workflow_checks_the_pr_number_and_finds_its_comment_by_marker() -> None:
+    document = WORKFLOWS["submission-comment.yml"]
+    script = "\n".join(step.get("run", "") for _, step in steps(document))
+    assert "<!-- epbench-validation-report -->" in script
+    assert "^[0-9]{1,10}$" in script  # digits only
+    assert "HEAD_SHA" in script  # ... and the PR's head must be the commit that was checked
+    assert "--input" in script  # the body reaches the API from a file, never an argument
+    download = next(s for _, s in steps(document) if "download-artifact" in s.get("uses", ""))
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+
+
+def test_the_submission_workflow_validates_with_the_base_branchs_code() -> None:
+    document = WORKFLOWS["submission.yml"]
+    assert set(document["on"]["pull_request"]["paths"]) == {
+        "results/**", "workloads/**", "endpoints/**",
+    }
+    checkouts = [s for _, s in steps(document) if "actions/checkout@" in s.get("uses", "")]
+    assert checkouts[0]["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    script = "\n".join(s.get("run", "") for _, s in steps(document))
+    assert "pip install ./base" in script
+    assert 'epbench validate --changed-since "origin/$BASE_REF" --format markdown' in script
+    upload = next(s for _, s in steps(document) if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"] == "validation-report"
+    assert upload["if"] == "${{ !cancelled() }}"  # uploaded on rejection too
+
+
+def test_the_benchmark_skips_its_run_job_on_an_empty_matrix_and_reads_keys_by_name() -> None:
+    document = WORKFLOWS["benchmark.yml"]
+    assert set(document["on"]) == {"schedule", "workflow_dispatch"}
+    assert set(document["on"]["workflow_dispatch"]["inputs"]) == {
+        "endpoint", "workload", "region", "shards",
+    }
+    run = document["jobs"]["run"]
+    assert run["if"] == "needs.matrix.outputs.any == 'true'"
+    assert run["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.matrix) }}"
+    assert run["runs-on"] == "${{ matrix.runner }}"
+    assert run["environment"] == "benchmark"
+    env = next(s for s in run["steps"] if s.get("name") == "epbench run")["env"]
+    assert env["ENDPOINT_API_KEY"] == "${{ secrets[matrix.api_key_env] }}"
+
+
+def test_the_benchmark_workflow_reads_only_fields_the_matrix_emits() -> None:
+    text = (WORKFLOW_DIR / "benchmark.yml").read_text()
+    used = set(re.findall(r"(?<![\w.])matrix\.([a-z_]+)", text))
+    emitted = set(MatrixJob.__dataclass_fields__)
+    assert used and used <= emitted, used - emitted
+
+
+def test_secrets_appear_only_in_benchmark_jobs_that_use_an_environment() -> None:
+    for name, document in WORKFLOWS.items():
+        for job_id, job in document["jobs"].items():
+            if "secrets" in yaml.safe_dump(job):
+                assert name == "benchmark.yml" and job.get("environment") == "benchmark", (
+                    f"{name}: {job_id}"
+                )
+
+
+def test_pages_deploys_as_github_documents() -> None:
+    document = WORKFLOWS["pages.yml"]
+    assert document["concurrency"] == {"group": "pages", "cancel-in-progress": False}
+    deploy = document["jobs"]["deploy"]
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    build_uses = [s.get("uses", "").split("@")[0] for s in document["jobs"]["build"]["steps"]]
+    assert "actions/configure-pages" in build_uses
+    upload = next(s for s in document["jobs"]["build"]["steps"]
+                  if "upload-pages-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "_site"
+
+
+def test_ci_runs_every_check_the_issue_lists() -> None:
+    scripts = "\n".join(s.get("run", "") for _, s in steps(WORKFLOWS["ci.yml"]))
+    for command in ("ruff check", "mypy", "pytest", "epbench validate", "epbench build",
+                    "epbench run --endpoint emulator --workload chat-short --quick",
+                    "epbench run --endpoint emulator --workload workloads/agentic --quick"):
+        assert command in scripts, command
