@@ -1,0 +1,267 @@
+"""The leaderboard's charts as vega-altair specifications.
+
+Each chart reads one named dataset, `rows`, which the page's JavaScript fills from the filtered
+tables (a Vega changeset on every filter change, no re-embedding). The JavaScript reduces the
+filtered rows first, so a chart draws tens of marks, not tens of thousands: `reduce` names the
+reducer in site/assets/epbench/board.js and `caption` says what it did, for every reader.
+Tooltips list exact field values (no rounding format).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import altair as alt
+
+DATASET = "rows"
+HEIGHT = 320
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """One chart on a leaderboard page."""
+
+    id: str
+    title: str
+    caption: str
+    source: str  # which view table feeds it: runs, points, agentic, history
+    reduce: str  # reducer name in board.js
+    spec: dict[str, Any]
+    alt_columns: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_config(self) -> dict[str, Any]:
+        """What the page's JavaScript needs, for the board's JSON configuration."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "caption": self.caption,
+            "source": self.source,
+            "reduce": self.reduce,
+            "dataset": DATASET,
+            "spec": self.spec,
+            "alt_columns": [{"key": k, "label": label} for k, label in self.alt_columns],
+        }
+
+
+def _base() -> alt.Chart:
+    return alt.Chart(alt.NamedData(DATASET))
+
+
+def _finish(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    spec: dict[str, Any] = chart.properties(width="container", height=HEIGHT).to_dict()
+    # The mode is given to vega-embed; the schema URL would only be a string naming another
+    # origin, and the page names none.
+    spec.pop("$schema", None)
+    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 220}
+    return spec
+
+
+SERIES = alt.Color("series:N", title="endpoint · workload")
+
+
+def pareto_chart() -> ChartSpec:
+    """Pareto frontier per endpoint and workload: system_tps against tps_per_user, a step."""
+    base = _base()
+    frontier = base.transform_filter("datum.frontier").mark_line(
+        interpolate="step-before", strokeWidth=2
+    ).encode(
+        x=alt.X("tps_per_user:Q", title="tps_per_user (output tokens/s per user)"),
+        y=alt.Y("system_tps:Q", title="system_tps (output tokens/s)"),
+        color=SERIES,
+        order=alt.Order("tps_per_user:Q"),
+    )
+    points = base.mark_point(filled=True, size=50).encode(
+        x="tps_per_user:Q",
+        y="system_tps:Q",
+        color=SERIES,
+        opacity=alt.condition("datum.frontier", alt.value(1.0), alt.value(0.3)),
+        tooltip=["series:N", "run_id:N", "point:N", "tps_per_user:Q", "system_tps:Q",
+                 "frontier:N"],
+    )
+    return ChartSpec(
+        id="pareto",
+        title="Throughput against per-user speed (Pareto frontier)",
+        caption=(
+            "For each endpoint and workload, the frontier over every point of the filtered "
+            "results: the highest system_tps reachable at each tps_per_user or faster, drawn "
+            "as a step. Faint points are below the frontier (drawn when at most 3,000 points "
+            "match)."
+        ),
+        source="points",
+        reduce="frontier",
+        spec=_finish(alt.layer(frontier, points)),
+        alt_columns=[("series", "endpoint · workload"), ("point", "point"),
+                     ("tps_per_user", "tps_per_user"), ("system_tps", "system_tps"),
+                     ("run_id", "run")],
+    )
+
+
+def ttft_chart() -> ChartSpec:
+    """TTFT p90 against concurrency, median over the filtered results per series."""
+    chart = _base().mark_line(point=True).encode(
+        x=alt.X("concurrency:Q", title="concurrency", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("ttft_ms_p90:Q", title="TTFT p90 (ms)"),
+        color=SERIES,
+        order=alt.Order("concurrency:Q"),
+        tooltip=["series:N", "concurrency:Q", "ttft_ms_p90:Q", "n:Q"],
+    )
+    return ChartSpec(
+        id="ttft",
+        title="Time to first token (p90) against concurrency",
+        caption=(
+            "Median over the filtered results of each point's TTFT p90, per endpoint, workload "
+            "and concurrency (n = results in the median). Open-loop points have no concurrency "
+            "and are not drawn."
+        ),
+        source="points",
+        reduce="ttft_by_concurrency",
+        spec=_finish(chart),
+        alt_columns=[("series", "endpoint · workload"), ("concurrency", "concurrency"),
+                     ("ttft_ms_p90", "TTFT p90 ms"), ("n", "n")],
+    )
+
+
+def cost_chart() -> ChartSpec:
+    """USD per million output tokens against tps_per_user."""
+    chart = _base().mark_point(filled=True, size=60).encode(
+        x=alt.X("tps_per_user:Q", title="tps_per_user (output tokens/s per user)"),
+        y=alt.Y("usd_per_mtok_output:Q", title="USD per million output tokens"),
+        color=SERIES,
+        tooltip=["series:N", "point:N", "tps_per_user:Q", "usd_per_mtok_output:Q", "n:Q"],
+    )
+    return ChartSpec(
+        id="cost",
+        title="Cost per million output tokens against per-user speed",
+        caption=(
+            "Median over the filtered results per endpoint, workload and point id of the "
+            "point's USD per million output tokens (price card pinned at run time) and its "
+            "tps_per_user. Points without a price are not drawn."
+        ),
+        source="points",
+        reduce="cost_by_speed",
+        spec=_finish(chart),
+        alt_columns=[("series", "endpoint · workload"), ("point", "point"),
+                     ("tps_per_user", "tps_per_user"),
+                     ("usd_per_mtok_output", "USD/Mtok output"), ("n", "n")],
+    )
+
+
+def success_chart() -> ChartSpec:
+    """Agentic success rate against p90 decision time, with the 95% interval."""
+    base = _base()
+    interval = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("decision_ms_p90:Q", title="decision time p90 (ms)"),
+        y=alt.Y("success_ci_low:Q", title="task success rate",
+                scale=alt.Scale(domain=[0, 1])),
+        y2="success_ci_high:Q",
+        color=SERIES,
+    )
+    points = base.mark_point(filled=True, size=70).encode(
+        x="decision_ms_p90:Q",
+        y="success_rate:Q",
+        color=SERIES,
+        tooltip=["series:N", "run_id:N", "success_rate:Q", "success_ci_low:Q",
+                 "success_ci_high:Q", "decision_ms_p90:Q", "date:N"],
+    )
+    return ChartSpec(
+        id="success",
+        title="Task success rate against decision time (p90), with 95% intervals",
+        caption=(
+            "The newest filtered result per endpoint and workload: its success rate with the "
+            "95% confidence interval as a vertical bar, against its p90 decision time "
+            "(request sent to the last tool-call argument byte)."
+        ),
+        source="agentic",
+        reduce="latest",
+        spec=_finish(alt.layer(interval, points)),
+        alt_columns=[("series", "endpoint · workload"), ("success_rate", "success rate"),
+                     ("success_ci_low", "95% low"), ("success_ci_high", "95% high"),
+                     ("decision_ms_p90", "decision p90 ms"), ("date", "date")],
+    )
+
+
+def retry_chart() -> ChartSpec:
+    """Retry cost per tag as stacked bars."""
+    chart = _base().mark_bar().encode(
+        y=alt.Y("series:N", title=None, sort="-x"),
+        x=alt.X("sum(usd):Q", title="spend (USD), stacked by request tag"),
+        color=alt.Color("tag:N", title="tag",
+                        scale=alt.Scale(domain=["productive", "repair", "recovery",
+                                                "transport"])),
+        tooltip=["series:N", "tag:N", "usd:Q", "requests:Q", "tokens:Q", "seconds:Q"],
+    )
+    return ChartSpec(
+        id="retry",
+        title="Spend per request tag (productive, repair, recovery, transport)",
+        caption=(
+            "The newest filtered result per endpoint and workload; each bar is that run's "
+            "spend split by why each request was sent. Results without a price have no bar."
+        ),
+        source="agentic",
+        reduce="retry_by_tag",
+        spec=_finish(chart),
+        alt_columns=[("series", "endpoint · workload"), ("tag", "tag"), ("usd", "USD"),
+                     ("requests", "requests"), ("tokens", "tokens"), ("seconds", "seconds")],
+    )
+
+
+def usd_per_success_chart() -> ChartSpec:
+    """USD per successful agentic task."""
+    chart = _base().mark_bar().encode(
+        y=alt.Y("series:N", title=None, sort="x"),
+        x=alt.X("usd_per_successful_task:Q", title="USD per successful task (retries included)"),
+        color=SERIES,
+        tooltip=["series:N", "run_id:N", "usd_per_successful_task:Q", "success_rate:Q"],
+    )
+    return ChartSpec(
+        id="usd_per_success",
+        title="Cost per successful task",
+        caption=(
+            "The newest filtered result per endpoint and workload: total spend, retries "
+            "included, divided by successful trials. Lower is better."
+        ),
+        source="agentic",
+        reduce="latest_priced",
+        spec=_finish(chart),
+        alt_columns=[("series", "endpoint · workload"),
+                     ("usd_per_successful_task", "USD per successful task"),
+                     ("success_rate", "success rate")],
+    )
+
+
+def history_chart() -> ChartSpec:
+    """One metric over time per endpoint (the metric is chosen on the page)."""
+    chart = _base().mark_line(point=True).encode(
+        x=alt.X("date:T", title="run date"),
+        y=alt.Y("value:Q", title="value of the chosen metric"),
+        color=SERIES,
+        order=alt.Order("date:T"),
+        tooltip=["series:N", "date:N", "metric:N", "value:Q", "run_id:N"],
+    )
+    return ChartSpec(
+        id="history",
+        title="A metric over time",
+        caption=(
+            "Every filtered result as one point per run date, per endpoint and workload; the "
+            "metric is chosen above the chart."
+        ),
+        source="runs",
+        reduce="history_metric",
+        spec=_finish(chart),
+        alt_columns=[("series", "endpoint · workload"), ("date", "date"),
+                     ("metric", "metric"), ("value", "value"), ("run_id", "run")],
+    )
+
+
+def charts_for(page: str) -> list[ChartSpec]:
+    """The charts of one leaderboard page."""
+    if page == "serving":
+        return [pareto_chart(), ttft_chart(), cost_chart()]
+    if page == "agentic":
+        return [success_chart(), retry_chart(), usd_per_success_chart()]
+    if page == "cost":
+        return [cost_chart(), usd_per_success_chart()]
+    if page == "history":
+        return [history_chart()]
+    raise KeyError(page)

@@ -1,0 +1,284 @@
+"""Documentation pages generated from the repository itself: the schema reference (from
+`schemas/*.schema.json`), the workloads catalogue (from `workloads/serving` and
+`workloads/agentic`) and the methodology (definitions, with the enumerations and price-card
+formulas read from the schemas and `epbench.pricing`, so they cannot drift from the code).
+
+Workload files are untrusted: they are loaded with the safe loader and every string reaches the
+page through autoescaped Jinja inside raw HTML, never as Markdown.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from epbench import pricing
+from epbench.documents import DocumentError, load_document
+from generator.render import flatten, render
+
+_CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
+                "maxLength", "pattern", "format", "minItems", "maxItems", "maxProperties",
+                "uniqueItems")
+MAX_DEPTH = 8
+
+
+@dataclass
+class SchemaField:
+    """One row of a schema's field table."""
+
+    path: str
+    type: str
+    required: bool
+    description: str
+    constraints: str
+
+
+@dataclass
+class SchemaDoc:
+    """One schema file as the reference shows it."""
+
+    file: str
+    anchor: str
+    title: str
+    description: str
+    id: str
+    version: Any
+    fields: list[SchemaField] = field(default_factory=list)
+
+
+def _load_schemas(folder: Path) -> dict[str, dict[str, Any]]:
+    return {p.name: json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(folder.glob("*.schema.json"))}
+
+
+def _resolve(ref: str, here: str, schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    file, _, pointer = ref.partition("#")
+    file = file or here
+    node: Any = schemas.get(file, {})
+    for part in [p for p in pointer.split("/") if p]:
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    return file, node if isinstance(node, dict) else {}
+
+
+def _type_of(node: dict[str, Any]) -> str:
+    if "const" in node:
+        return f"const {json.dumps(node['const'])}"
+    if "enum" in node:
+        return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    if kind:
+        return str(kind)
+    if "oneOf" in node:
+        return "one of: " + "; ".join(v.get("title", "variant") for v in node["oneOf"])
+    return "any"
+
+
+def _constraints(node: dict[str, Any]) -> str:
+    return ", ".join(f"{key} {json.dumps(node[key])}" for key in _CONSTRAINTS if key in node)
+
+
+def _walk(node: dict[str, Any], path: str, required: bool, here: str,
+          schemas: dict[str, dict[str, Any]], out: list[SchemaField], seen: tuple[str, ...],
+          depth: int) -> None:
+    description = node.get("description", "")
+    if "$ref" in node:
+        ref = node["$ref"]
+        file, target = _resolve(ref, here, schemas)
+        if "#" not in ref and file != here:
+            out.append(SchemaField(path, f"{target.get('title', file)} (see {file})", required,
+                                   description or target.get("description", ""), ""))
+            return
+        key = f"{file}#{ref.partition('#')[2]}"
+        if key in seen or depth > MAX_DEPTH:
+            out.append(SchemaField(path, f"see {ref}", required, description, ""))
+            return
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        _walk(merged, path, required, file, schemas, out, (*seen, key), depth + 1)
+        return
+    if path:
+        out.append(SchemaField(path, _type_of(node), required, description, _constraints(node)))
+    needed = set(node.get("required", []))
+    for name, child in (node.get("properties") or {}).items():
+        _walk(child, f"{path}.{name}" if path else name, name in needed, here, schemas, out,
+              seen, depth + 1)
+    for pattern, child in (node.get("patternProperties") or {}).items():
+        _walk(child, f"{path}.<key matching {pattern}>", False, here, schemas, out, seen,
+              depth + 1)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        _walk(extra, f"{path}.<any key>", False, here, schemas, out, seen, depth + 1)
+    items = node.get("items")
+    if isinstance(items, dict):
+        _walk(items, f"{path}[]", False, here, schemas, out, seen, depth + 1)
+    for variant in node.get("oneOf") or []:
+        if isinstance(variant, dict) and variant.get("properties"):
+            title = variant.get("title", "variant")
+            sub: list[SchemaField] = []
+            _walk({k: v for k, v in variant.items() if k != "title"}, path, required, here,
+                  schemas, sub, seen, depth + 1)
+            for row in sub:
+                if row.path != path:
+                    row.description = f"({title}) {row.description}".strip()
+                    out.append(row)
+
+
+def schema_docs(folder: Path) -> list[SchemaDoc]:
+    """Every schema under `folder`, with its field table."""
+    schemas = _load_schemas(folder)
+    docs = []
+    for name, schema in schemas.items():
+        doc = SchemaDoc(
+            file=name,
+            anchor=name.removesuffix(".schema.json"),
+            title=schema.get("title", name),
+            description=schema.get("description", ""),
+            id=schema.get("$id", ""),
+            version=schema.get("schema_version", ""),
+        )
+        _walk(schema, "", True, name, schemas, doc.fields, (), 0)
+        docs.append(doc)
+    return docs
+
+
+def schema_reference(folder: Path) -> str:
+    """The schema reference page (Markdown with raw HTML tables)."""
+    return render("schemas.md.j2", schemas=schema_docs(folder))
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads catalogue
+
+
+@dataclass
+class WorkloadDoc:
+    """A workload as the catalogue shows it (generic fields only)."""
+
+    kind: str
+    id: str
+    version: str
+    description: str
+    category: str
+    facts: list[tuple[str, Any]]
+    tools: list[dict[str, str]]
+    tasks: list[dict[str, Any]]
+    file: str
+    problem: str = ""
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _workload_doc(path: Path, kind: str) -> WorkloadDoc:
+    try:
+        data = load_document(path)
+    except DocumentError as exc:
+        return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], path.name,
+                           problem=exc.problem.message)
+    if not isinstance(data, dict):
+        return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], path.name,
+                           problem="not a mapping")
+    facts: list[tuple[str, Any]] = []
+    for key in ("prompts", "load", "slo", "limits", "sampling"):
+        if isinstance(data.get(key), dict):
+            facts.extend((f"{key}.{k}", v) for k, v in flatten(data[key]))
+    tools = [{"name": _text(t.get("name")), "description": _text(t.get("description"))}
+             for t in data.get("tools") or [] if isinstance(t, dict)]
+    tasks = []
+    for task in data.get("tasks") or []:
+        if not isinstance(task, dict):
+            continue
+        checks = task.get("checks")
+        tasks.append({
+            "id": _text(task.get("id")),
+            "description": _text(task.get("description") or task.get("title")),
+            "checks": flatten(checks) if isinstance(checks, dict | list) else [],
+        })
+    top_checks = data.get("checks")
+    if isinstance(top_checks, dict | list):
+        facts.extend((f"checks.{k}" if k else "checks", v) for k, v in flatten(top_checks))
+    return WorkloadDoc(
+        kind=kind,
+        id=_text(data.get("id", path.stem)),
+        version=_text(data.get("version")),
+        description=_text(data.get("description")),
+        category=_text(data.get("category")),
+        facts=facts,
+        tools=tools,
+        tasks=tasks,
+        file=f"workloads/{kind}/{path.name}",
+    )
+
+
+def workload_docs(workloads_root: Path) -> list[WorkloadDoc]:
+    """Every workload file under `workloads_root/serving` and `workloads_root/agentic`."""
+    docs = []
+    for kind in ("serving", "agentic"):
+        folder = workloads_root / kind
+        if folder.is_dir():
+            for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+                docs.append(_workload_doc(path, kind))
+    return docs
+
+
+def workloads_catalogue(workloads_root: Path) -> str:
+    """The workloads catalogue page."""
+    return render("workloads.md.j2", workloads=workload_docs(workloads_root))
+
+
+# ---------------------------------------------------------------------------------------------
+# Methodology
+
+
+def _enum(schemas: dict[str, dict[str, Any]], file: str, *pointer: str) -> list[str]:
+    node: Any = schemas.get(file, {})
+    for part in pointer:
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    if isinstance(node, dict):
+        if "enum" in node:
+            return [str(v) for v in node["enum"]]
+        if "required" in node:
+            return [str(v) for v in node["required"]]
+    return []
+
+
+def methodology(schemas_folder: Path, tables_doc: Path | None = None) -> str:
+    """The methodology page: definitions, with enumerations and formulas read from code."""
+    schemas = _load_schemas(schemas_folder)
+    result = "result.schema.json"
+    formulas = [
+        (name, inspect.getdoc(func) or "")
+        for name, func in (
+            ("request_cost_usd", pricing.request_cost_usd),
+            ("hourly_cost_usd", pricing.hourly_cost_usd),
+            ("cost_usd", pricing.cost_usd),
+        )
+    ]
+    tables_text = ""
+    if tables_doc is not None and tables_doc.is_file():
+        tables_text = tables_doc.read_text(encoding="utf-8")
+        # Demote its headings under the methodology's own "Table columns" section.
+        tables_text = "\n".join(
+            ("##" + line) if line.startswith("#") else line for line in tables_text.splitlines()
+        )
+        if tables_text.startswith("###"):  # drop its own title
+            tables_text = tables_text.split("\n", 1)[1]
+    return render(
+        "methodology.md.j2",
+        error_classes=_enum(schemas, result, "$defs", "errors"),
+        call_classes=_enum(schemas, result, "$defs", "agentic", "properties", "calls"),
+        retry_tags=_enum(schemas, result, "$defs", "agentic", "properties", "retry_cost"),
+        outcomes=_enum(schemas, result, "$defs", "agentic", "properties", "tasks", "items",
+                       "properties", "outcomes", "items", "properties", "result"),
+        percentiles=["p50", "p90", "p95", "p99"],
+        formulas=formulas,
+        # Trusted: the repository's own documentation, not submitted data.
+        tables_markdown=Markup(tables_text),
+    )

@@ -1,0 +1,242 @@
+"""Jinja rendering for the site: one environment, autoescape on for every template.
+
+Every value that reaches a page goes through this module. Templates are HTML fragments or
+Markdown pages whose data-bearing parts are raw HTML blocks, so untrusted text is HTML-escaped
+and never interpreted as Markdown (a `[x](javascript:...)` in a workload description stays
+text). Structured data for the page's JavaScript goes through `json_script`, which makes JSON
+safe inside `<script type="application/json">`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from epbench.paths import site_sources_dir
+
+# Characters that could end the script element or start markup inside it; also the two line
+# separators JavaScript once treated as newlines.
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def safe_json(value: Any) -> str:
+    """JSON text that can sit inside `<script type="application/json">` without closing it."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default)
+    for char, escape in _JSON_ESCAPES.items():
+        text = text.replace(char, escape)
+    return text
+
+
+def _default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def json_script(value: Any, element_id: str) -> Markup:
+    """A `<script type="application/json" id=...>` element carrying `value`."""
+    from markupsafe import escape
+
+    return Markup(
+        f'<script type="application/json" id="{escape(element_id)}">{safe_json(value)}</script>'
+    )
+
+
+def fmt_number(value: Any, digits: int = 4) -> str:
+    """A number for a table cell: integers as they are, floats to `digits` significant places;
+    missing values as an em dash."""
+    if value is None or isinstance(value, str):
+        return "—" if value is None else value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        if value == 0:
+            return "0"
+        if abs(value) >= 10 ** digits:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def fmt_value(value: Any) -> str:
+    """Any disclosure value as text: lists joined, booleans as yes/no, None as an em dash."""
+    if isinstance(value, list):
+        return ", ".join(fmt_value(v) for v in value) if value else "[]"
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return fmt_number(value)
+
+
+@cache
+def environment(templates: Path | None = None) -> Environment:
+    """The one Jinja environment (compiled templates are cached by Jinja inside it)."""
+    folder = templates or site_sources_dir() / "templates"
+    env = Environment(
+        loader=FileSystemLoader(str(folder)),
+        autoescape=True,  # every template, whatever its extension
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["num"] = fmt_number
+    env.filters["value"] = fmt_value
+    env.filters["json_script"] = json_script
+    return env
+
+
+def render(name: str, **context: Any) -> str:
+    """Render one template under site/templates with autoescaping."""
+    return environment().get_template(name).render(**context)
+
+
+# ---------------------------------------------------------------------------------------------
+# One result's page: the context the `result.html.j2` template renders.
+
+POINT_COLUMNS = [
+    "point", "load", "issued", "completed", "failed", "system_tps", "tps_per_user",
+    "TTFT p50 ms", "TTFT p90 ms", "TTFT p99 ms", "TPOT p90 ms", "ITL p90 ms", "E2E p90 ms",
+    "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
+    "on frontier",
+]
+_NOT_DISCLOSURE = {"points", "pareto", "burst", "agentic", "kind", "schema_version", "$schema"}
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Leaves of nested mappings as (dotted.path, value); lists of scalars stay one value."""
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for key in value:
+            out.extend(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        out = []
+        for i, item in enumerate(value):
+            out.extend(flatten(item, f"{prefix}[{i}]"))
+        return out
+    return [(prefix, value)]
+
+
+def _dist(point: dict[str, Any], name: str, pct: str) -> Any:
+    dist = point.get(name) or {}
+    return dist.get(pct)
+
+
+def _point_row(point: dict[str, Any], frontier: set[str]) -> list[Any]:
+    if "concurrency" in point:
+        load = f"concurrency {point['concurrency']}"
+    else:
+        load = f"{point.get('rate')} req/s"
+    if point.get("phase"):
+        load += f" ({point['phase']})"
+    requests = point.get("requests") or {}
+    tokens = point.get("tokens") or {}
+    errors = point.get("errors") or {}
+    error_text = ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
+    insufficient = sorted(
+        {f"{name} {p}" for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+         for p in (point.get(name) or {}).get("insufficient", [])}
+    )
+    return [
+        point.get("id"), load, requests.get("issued"), requests.get("completed"),
+        requests.get("failed"), point.get("system_tps"), point.get("tps_per_user"),
+        _dist(point, "ttft_ms", "p50"), _dist(point, "ttft_ms", "p90"),
+        _dist(point, "ttft_ms", "p99"), _dist(point, "tpot_ms", "p90"),
+        _dist(point, "itl_ms", "p90"), _dist(point, "e2e_ms", "p90"), point.get("goodput_rps"),
+        tokens.get("input"), tokens.get("output"), tokens.get("source"), error_text,
+        ", ".join(insufficient) or "none", point.get("id") in frontier,
+    ]
+
+
+def _agentic_context(agentic: dict[str, Any]) -> dict[str, Any]:
+    success = agentic.get("success_rate") or {}
+    summary: list[tuple[str, Any]] = [
+        ("trials per task (n)", agentic.get("trials")),
+        ("success rate", success.get("value")),
+        ("success rate 95% interval", success.get("ci95")),
+        ("trials counted", success.get("n")),
+    ]
+    summary += [(f"pass^{k}", v) for k, v in (agentic.get("pass_hat_k") or {}).items()]
+    summary += [(f"calls: {k}", v) for k, v in (agentic.get("calls") or {}).items()]
+    summary.append(("correct call rate", agentic.get("correct_call_rate")))
+    for name in ("decision_ms", "first_tool_delta_ms", "tool_ms", "overhead_ms", "task_wall_ms"):
+        dist = agentic.get(name) or {}
+        summary.append((f"{name} p50 / p90 (n)",
+                        f"{fmt_number(dist.get('p50'))} / {fmt_number(dist.get('p90'))} "
+                        f"({fmt_number(dist.get('n'))})"))
+    for name in ("usd_per_task", "usd_per_successful_task", "retry_spend_share",
+                 "excess_tokens_over_reference"):
+        summary.append((name, agentic.get(name)))
+    tasks = []
+    for task in agentic.get("tasks") or []:
+        counts: dict[str, int] = {}
+        for outcome in task.get("outcomes") or []:
+            counts[outcome.get("result", "?")] = counts.get(outcome.get("result", "?"), 0) + 1
+        tasks.append({
+            "id": task.get("id"), "trials": task.get("trials"), "successes": task.get("successes"),
+            "outcomes": ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none",
+        })
+    retry = list((agentic.get("retry_cost") or {}).items())
+    return {"summary": summary, "retry": retry, "tasks": tasks,
+            "faults": agentic.get("harness_faults") or []}
+
+
+def run_command(doc: dict[str, Any]) -> str:
+    """The `epbench run` command that reproduces a result (ids are schema-checked slugs)."""
+    parts = ["epbench", "run", "--endpoint", str(doc["endpoint"]["id"]),
+             "--workload", str(doc["workload"]["id"])]
+    if (doc.get("settings") or {}).get("quick"):
+        parts.append("--quick")
+    region = (doc.get("client") or {}).get("region")
+    if region:
+        parts += ["--client-region", str(region)]
+    return " ".join(_shell_quote(p) for p in parts)
+
+
+def _shell_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[str, Any]:
+    """Everything the result page shows, from the result document and its `runs` row."""
+    endpoint = doc.get("endpoint") or {}
+    frontier = {str(f.get("point")) for f in doc.get("pareto") or []}
+    disclosure_doc = {k: v for k, v in doc.items() if k not in _NOT_DISCLOSURE}
+    disclosure_doc["endpoint"] = {k: v for k, v in endpoint.items() if k != "pricing"}
+    model = (endpoint.get("model") or {}).get("name", "")
+    flags = row.get("flags")
+    return {
+        "title": f"{endpoint.get('provider', '')} {model}: {doc['workload']['id']}, "
+                 f"{str(doc.get('started_at', ''))[:10]}",
+        "doc": doc,
+        "endpoint": endpoint,
+        "row": row,
+        "root": root,
+        "command": run_command(doc),
+        "flags": list(flags) if isinstance(flags, list | tuple) else [],
+        "point_columns": POINT_COLUMNS,
+        "points": [_point_row(p, frontier) for p in doc.get("points") or []],
+        "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
+        "price_card": flatten(endpoint.get("pricing") or {}),
+        "disclosure": flatten(disclosure_doc),
+    }

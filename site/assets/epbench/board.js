@@ -1,0 +1,666 @@
+/* epbench leaderboard board: filters, sorting, search, URL state, downloads and charts.
+ *
+ * Reads its configuration from <script type="application/json" id="epb-board-config">, fetches
+ * the view tables (data/view/<name>.json, same origin), and builds every element with
+ * createElement and textContent: no string from the data is ever parsed as HTML.
+ * Charts are vega-embed views over one named dataset, updated with a Vega changeset.
+ */
+(function () {
+  'use strict';
+
+  var FILTERS = [
+    { param: 'provider', column: 'provider', label: 'Provider' },
+    { param: 'model', column: 'model', label: 'Model' },
+    { param: 'endpoint', column: 'endpoint_id', label: 'Endpoint' },
+    { param: 'division', column: 'division', label: 'Division' },
+    { param: 'hardware', column: 'hardware', label: 'Hardware' },
+    { param: 'region', column: 'region', label: 'Endpoint region' },
+    { param: 'client_region', column: 'client_region', label: 'Client region' },
+    { param: 'workload', column: 'workload_id', label: 'Workload' }
+  ];
+  var OTHER_PARAMS = ['from', 'to', 'min_disclosure', 'emulated', 'q', 'sort', 'dir', 'chart',
+    'metric'];
+  var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
+    'submitter', 'hardware', 'region', 'client_region', 'division'];
+  var PAGE_SIZE = 200;
+  var FAINT_POINTS_LIMIT = 3000;
+  var ALT_ROWS_LIMIT = 500;
+
+  var configEl = document.getElementById('epb-board-config');
+  var host = document.getElementById('epb-board');
+  if (!configEl || !host) { return; }
+  var config = JSON.parse(configEl.textContent);
+
+  var tables = {};          // name -> array of row objects
+  var mainRows = [];        // rows of the main table (after the page's fixed `where`)
+  var filtered = [];        // rows passing the filters, sorted
+  var shown = PAGE_SIZE;    // how many filtered rows the table renders
+  var state = {};
+  var controls = {};        // param -> element
+  var charts = {};          // chart id -> {cfg, view, el, alt, summary}
+  var pending = Promise.resolve();
+  var lastPushedSearch = false;
+
+  // ---------------------------------------------------------------- small DOM helpers
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    if (attrs) {
+      Object.keys(attrs).forEach(function (key) { node.setAttribute(key, attrs[key]); });
+    }
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    return node;
+  }
+
+  function fmt(value) {
+    if (value === null || value === undefined) { return '\u2014'; }
+    if (typeof value === 'boolean') { return value ? 'yes' : 'no'; }
+    if (Array.isArray(value)) { return value.join(', '); }
+    if (typeof value === 'number') {
+      if (Number.isInteger(value)) { return value.toLocaleString('en-US'); }
+      if (Math.abs(value) >= 10000) { return Math.round(value).toLocaleString('en-US'); }
+      return String(Number(value.toPrecision(4)));
+    }
+    if (typeof value === 'object') { return JSON.stringify(value); }
+    return String(value);
+  }
+
+  // ---------------------------------------------------------------- data
+  function toObjects(view) {
+    var cols = view.columns;
+    return view.rows.map(function (values) {
+      var row = {};
+      for (var i = 0; i < cols.length; i++) { row[cols[i]] = values[i]; }
+      return row;
+    });
+  }
+
+  function load() {
+    var names = Object.keys(config.sources);
+    return Promise.all(names.map(function (name) {
+      return fetch(config.sources[name], { credentials: 'same-origin' })
+        .then(function (resp) {
+          if (!resp.ok) { throw new Error('cannot load ' + config.sources[name]); }
+          return resp.json();
+        })
+        .then(function (view) { tables[name] = toObjects(view); });
+    }));
+  }
+
+  function prepareMain() {
+    var where = config.table.where || {};
+    mainRows = tables[config.table.source].filter(function (row) {
+      return Object.keys(where).every(function (key) { return row[key] === where[key]; });
+    });
+    mainRows.forEach(function (row) {
+      row._search = SEARCH_COLUMNS.map(function (c) { return row[c] == null ? '' : String(row[c]); })
+        .join('\u0001').toLowerCase();
+    });
+  }
+
+  // ---------------------------------------------------------------- state <-> URL
+  function defaults() {
+    var s = {};
+    FILTERS.forEach(function (f) { s[f.param] = ''; });
+    s.from = ''; s.to = ''; s.min_disclosure = ''; s.emulated = ''; s.q = '';
+    s.sort = config.table.sort[0]; s.dir = config.table.sort[1];
+    s.chart = config.charts.length ? config.charts[0].id : '';
+    s.metric = config.metrics && config.metrics.length ? config.metrics[0].key : '';
+    return s;
+  }
+
+  function readUrl() {
+    var params = new URLSearchParams(window.location.search);
+    var s = defaults();
+    Object.keys(s).forEach(function (key) {
+      if (params.has(key)) { s[key] = params.get(key); }
+    });
+    if (!config.charts.some(function (c) { return c.id === s.chart; })) { s.chart = defaults().chart; }
+    return s;
+  }
+
+  function queryString(s) {
+    var d = defaults();
+    var params = new URLSearchParams();
+    Object.keys(s).forEach(function (key) {
+      if (s[key] !== '' && s[key] !== d[key]) { params.set(key, s[key]); }
+    });
+    var text = params.toString();
+    return text ? '?' + text : window.location.pathname;
+  }
+
+  function commit(fromSearch) {
+    var target = queryString(state);
+    var targetSearch = target.charAt(0) === '?' ? target : '';
+    if (targetSearch === (window.location.search || '')) { return; }
+    if (fromSearch && lastPushedSearch) {
+      history.replaceState(null, '', target);
+    } else {
+      history.pushState(null, '', target);
+    }
+    lastPushedSearch = !!fromSearch;
+  }
+
+  // ---------------------------------------------------------------- filtering and sorting
+  function passes(row, s, ignore) {
+    if (row.division === 'emulated' && s.emulated !== '1' && s.division !== 'emulated') {
+      return false;
+    }
+    for (var i = 0; i < FILTERS.length; i++) {
+      var f = FILTERS[i];
+      if (f.param === ignore) { continue; }
+      var want = s[f.param];
+      if (want !== '' && String(row[f.column]) !== want) { return false; }
+    }
+    if (s.from && (!row.date || row.date < s.from)) { return false; }
+    if (s.to && (!row.date || row.date > s.to)) { return false; }
+    if (s.min_disclosure !== '') {
+      var min = Number(s.min_disclosure);
+      if (!(row.disclosure_score >= min)) { return false; }
+    }
+    if (s.q && row._search.indexOf(s.q.toLowerCase()) < 0) { return false; }
+    return true;
+  }
+
+  function compare(key, dir) {
+    var sign = dir === 'asc' ? 1 : -1;
+    return function (a, b) {
+      var x = a[key], y = b[key];
+      var xn = x === null || x === undefined, yn = y === null || y === undefined;
+      if (xn || yn) { return xn && yn ? 0 : (xn ? 1 : -1); }  // missing values last
+      if (typeof x === 'number' && typeof y === 'number') { return sign * (x - y); }
+      return sign * String(x).localeCompare(String(y));
+    };
+  }
+
+  // ---------------------------------------------------------------- controls
+  function distinct(column) {
+    var seen = {};
+    mainRows.forEach(function (row) {
+      var v = row[column];
+      if (v !== null && v !== undefined && v !== '') { seen[String(v)] = true; }
+    });
+    return Object.keys(seen).sort();
+  }
+
+  function field(labelText, control, id) {
+    var wrap = el('div', { 'class': 'epb-field' });
+    control.id = id;
+    wrap.appendChild(el('label', { 'for': id }, labelText));
+    wrap.appendChild(control);
+    return wrap;
+  }
+
+  function buildControls(form) {
+    FILTERS.forEach(function (f) {
+      if (!mainRows.length || !(f.column in mainRows[0])) { return; }
+      var select = el('select', { name: f.param });
+      select.appendChild(el('option', { value: '' }, 'All'));
+      distinct(f.column).forEach(function (v) {
+        var option = el('option', null, v);
+        option.value = v;
+        select.appendChild(option);
+      });
+      select.addEventListener('change', function () { update(f.param, select.value); });
+      controls[f.param] = select;
+      form.appendChild(field(f.label, select, 'epb-f-' + f.param));
+    });
+    [['from', 'Date from'], ['to', 'Date to']].forEach(function (pair) {
+      var input = el('input', { type: 'date', name: pair[0] });
+      input.addEventListener('change', function () { update(pair[0], input.value); });
+      controls[pair[0]] = input;
+      form.appendChild(field(pair[1], input, 'epb-f-' + pair[0]));
+    });
+    var min = el('input', { type: 'number', name: 'min_disclosure', min: '0', max: '1',
+      step: '0.05', placeholder: '0 to 1' });
+    min.addEventListener('change', function () { update('min_disclosure', min.value); });
+    controls.min_disclosure = min;
+    form.appendChild(field('Minimum disclosure score', min, 'epb-f-min_disclosure'));
+
+    var search = el('input', { type: 'search', name: 'q', placeholder: 'endpoint, model, run id\u2026' });
+    search.addEventListener('input', function () { update('q', search.value, true); });
+    controls.q = search;
+    form.appendChild(field('Search', search, 'epb-f-q'));
+
+    var emulated = el('input', { type: 'checkbox', name: 'emulated' });
+    emulated.addEventListener('change', function () { update('emulated', emulated.checked ? '1' : ''); });
+    controls.emulated = emulated;
+    var wrap = el('div', { 'class': 'epb-field epb-check' });
+    emulated.id = 'epb-f-emulated';
+    wrap.appendChild(emulated);
+    wrap.appendChild(el('label', { 'for': 'epb-f-emulated' }, 'Include emulated results'));
+    form.appendChild(wrap);
+
+    var reset = el('button', { type: 'button', 'class': 'md-button', id: 'epb-reset' }, 'Reset filters');
+    reset.addEventListener('click', function () {
+      var d = defaults();
+      d.chart = state.chart; d.metric = state.metric;
+      state = d; syncControls(); commit(false); render();
+    });
+    form.appendChild(el('div', { 'class': 'epb-field epb-actions' })).appendChild(reset);
+  }
+
+  function syncControls() {
+    Object.keys(controls).forEach(function (key) {
+      var control = controls[key];
+      if (control.type === 'checkbox') { control.checked = state[key] === '1'; return; }
+      if (control.tagName === 'SELECT' && state[key] !== '' &&
+          !Array.prototype.some.call(control.options, function (o) { return o.value === state[key]; })) {
+        var option = el('option', null, state[key]);  // a shared link may name a value not in the data
+        option.value = state[key];
+        control.appendChild(option);
+      }
+      control.value = state[key];
+    });
+    Object.keys(sortButtons).forEach(function (key) {
+      var th = sortButtons[key].parentNode;
+      if (state.sort === key) {
+        th.setAttribute('aria-sort', state.dir === 'asc' ? 'ascending' : 'descending');
+      } else {
+        th.setAttribute('aria-sort', 'none');
+      }
+    });
+    Object.keys(tabButtons).forEach(function (id) {
+      tabButtons[id].setAttribute('aria-pressed', id === state.chart ? 'true' : 'false');
+    });
+  }
+
+  function update(key, value, fromSearch) {
+    state[key] = value;
+    if (key !== 'chart' && key !== 'metric') { shown = PAGE_SIZE; }
+    commit(fromSearch);
+    syncControls();
+    render();
+  }
+
+  // ---------------------------------------------------------------- table
+  var table, tbody, countEl, moreButton, noteEl;
+  var sortButtons = {};
+
+  function buildTable(container) {
+    var scroll = el('div', { 'class': 'epb-scroll' });
+    table = el('table', { 'class': 'epb-table', id: 'epb-table' });
+    var caption = el('caption', null, config.table.caption);
+    table.appendChild(caption);
+    var thead = el('thead');
+    var tr = el('tr');
+    config.table.columns.forEach(function (col) {
+      var th = el('th', { scope: 'col', 'aria-sort': 'none', 'data-key': col.key });
+      var button = el('button', { type: 'button', 'class': 'epb-sort', title: 'Sort by ' + col.label }, col.label);
+      button.addEventListener('click', function () {
+        var dir = state.sort === col.key ? (state.dir === 'asc' ? 'desc' : 'asc')
+          : (col.kind === 'text' || col.kind === 'link' ? 'asc' : 'desc');
+        state.sort = col.key; state.dir = dir;
+        commit(false); syncControls(); render();
+      });
+      sortButtons[col.key] = button;
+      th.appendChild(button);
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    tbody = el('tbody');
+    table.appendChild(tbody);
+    scroll.appendChild(table);
+    container.appendChild(scroll);
+    moreButton = el('button', { type: 'button', 'class': 'md-button', id: 'epb-more' }, 'Show more rows');
+    moreButton.addEventListener('click', function () { shown += PAGE_SIZE; renderTable(); });
+    container.appendChild(moreButton);
+  }
+
+  function cell(row, col) {
+    var td = el('td');
+    var value = row[col.key];
+    if (col.kind === 'link' && row.run_id) {
+      var a = el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, fmt(value));
+      td.appendChild(a);
+    } else {
+      td.textContent = fmt(value);
+      if (typeof value === 'number') {
+        td.className = 'epb-num';
+        td.title = String(value);
+      }
+    }
+    return td;
+  }
+
+  function renderTable() {
+    var rows = filtered.slice(0, shown);
+    var body = el('tbody');
+    rows.forEach(function (row) {
+      var tr = el('tr', { 'data-run': row.run_id });
+      config.table.columns.forEach(function (col) { tr.appendChild(cell(row, col)); });
+      body.appendChild(tr);
+    });
+    table.replaceChild(body, tbody);
+    tbody = body;
+    var total = mainRows.length;
+    countEl.textContent = filtered.length === rows.length
+      ? filtered.length + ' of ' + total + ' results shown'
+      : rows.length + ' of ' + filtered.length + ' matching results shown (' + total + ' in all)';
+    moreButton.hidden = rows.length >= filtered.length;
+    var hidden = 0;
+    if (state.emulated !== '1' && state.division !== 'emulated') {
+      hidden = mainRows.filter(function (r) { return r.division === 'emulated'; }).length;
+    }
+    noteEl.textContent = hidden
+      ? hidden + ' results from the endpoint emulator are hidden; tick \u201cInclude emulated results\u201d to see them.'
+      : '';
+  }
+
+  // ---------------------------------------------------------------- downloads
+  function exportRows() {
+    return filtered.map(function (row) {
+      var out = {};
+      Object.keys(row).forEach(function (key) { if (key !== '_search') { out[key] = row[key]; } });
+      return out;
+    });
+  }
+
+  function csvCell(value) {
+    if (value === null || value === undefined) { return ''; }
+    var text = Array.isArray(value) ? value.join(';')
+      : (typeof value === 'object' ? JSON.stringify(value) : String(value));
+    // A spreadsheet must not read submitted text as a formula.
+    if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) { text = "'" + text; }
+    if (/[",\n\r]/.test(text)) { text = '"' + text.replace(/"/g, '""') + '"'; }
+    return text;
+  }
+
+  function toCsv(rows) {
+    var columns = config.table.export_columns;
+    var lines = [columns.join(',')];
+    rows.forEach(function (row) {
+      lines.push(columns.map(function (c) { return csvCell(row[c]); }).join(','));
+    });
+    return lines.join('\r\n') + '\r\n';
+  }
+
+  function download(text, type, name) {
+    var url = URL.createObjectURL(new Blob([text], { type: type }));
+    var a = el('a', { href: url, download: name });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+  }
+
+  // ---------------------------------------------------------------- charts
+  var tabButtons = {};
+  var chartHost, chartTitle, chartCaption, chartAlt, metricSelect;
+
+  function seriesOf(row) { return row.endpoint_id + ' \u00b7 ' + row.workload_id; }
+
+  function median(values) {
+    var v = values.slice().sort(function (a, b) { return a - b; });
+    var n = v.length;
+    if (!n) { return null; }
+    return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
+  function groupBy(rows, keyOf) {
+    var groups = new Map();
+    rows.forEach(function (row) {
+      var key = keyOf(row);
+      var list = groups.get(key);
+      if (!list) { list = []; groups.set(key, list); }
+      list.push(row);
+    });
+    return groups;
+  }
+
+  function newest(rows) {
+    var out = [];
+    groupBy(rows, seriesOf).forEach(function (list, series) {
+      var best = list.reduce(function (a, b) {
+        return (b.date > a.date || (b.date === a.date && b.run_id > a.run_id)) ? b : a;
+      });
+      var copy = Object.assign({}, best);
+      copy.series = series;
+      delete copy._search;
+      out.push(copy);
+    });
+    return out;
+  }
+
+  var REDUCERS = {
+    frontier: function (rows) {
+      var usable = rows.filter(function (r) { return r.tps_per_user != null && r.system_tps != null; });
+      var out = [];
+      groupBy(usable, seriesOf).forEach(function (list, series) {
+        list.sort(function (a, b) { return b.tps_per_user - a.tps_per_user || b.system_tps - a.system_tps; });
+        var best = -Infinity;
+        list.forEach(function (r) {
+          var onFrontier = r.system_tps > best;
+          if (onFrontier) { best = r.system_tps; }
+          if (onFrontier || usable.length <= FAINT_POINTS_LIMIT) {
+            out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
+              system_tps: r.system_tps, frontier: onFrontier });
+          }
+        });
+      });
+      return out;
+    },
+    ttft_by_concurrency: function (rows) {
+      var out = [];
+      var usable = rows.filter(function (r) { return r.concurrency != null && r.ttft_ms_p90 != null; });
+      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.concurrency; }).forEach(function (list) {
+        out.push({ series: seriesOf(list[0]), concurrency: list[0].concurrency,
+          ttft_ms_p90: median(list.map(function (r) { return r.ttft_ms_p90; })), n: list.length });
+      });
+      return out;
+    },
+    cost_by_speed: function (rows) {
+      var out = [];
+      var usable = rows.filter(function (r) { return r.usd_per_mtok_output != null && r.tps_per_user != null; });
+      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.point; }).forEach(function (list) {
+        out.push({ series: seriesOf(list[0]), point: list[0].point,
+          tps_per_user: median(list.map(function (r) { return r.tps_per_user; })),
+          usd_per_mtok_output: median(list.map(function (r) { return r.usd_per_mtok_output; })),
+          n: list.length });
+      });
+      return out;
+    },
+    latest: function (rows) {
+      return newest(rows.filter(function (r) { return r.success_rate != null; }));
+    },
+    latest_priced: function (rows) {
+      return newest(rows.filter(function (r) { return r.usd_per_successful_task != null; }));
+    },
+    retry_by_tag: function (rows) {
+      var out = [];
+      newest(rows).forEach(function (r) {
+        ['productive', 'repair', 'recovery', 'transport'].forEach(function (tag) {
+          var usd = r['retry_' + tag + '_usd'];
+          if (usd == null) { return; }
+          out.push({ series: r.series, tag: tag, usd: usd, requests: r['retry_' + tag + '_requests'],
+            tokens: r['retry_' + tag + '_tokens'], seconds: r['retry_' + tag + '_seconds'] });
+        });
+      });
+      return out;
+    },
+    history_metric: function (rows) {
+      var metric = state.metric;
+      var out = [];
+      var usable = rows.filter(function (r) { return r[metric] != null && r.date; });
+      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.date; }).forEach(function (list) {
+        out.push({ series: seriesOf(list[0]), date: list[0].date, metric: metric,
+          value: median(list.map(function (r) { return r[metric]; })),
+          run_id: list.length === 1 ? list[0].run_id : list.length + ' runs' });
+      });
+      return out;
+    }
+  };
+
+  function buildCharts(container) {
+    if (!config.charts.length) { return; }
+    var section = el('section', { 'class': 'epb-charts', 'aria-label': 'Charts' });
+    var tabs = el('div', { 'class': 'epb-tabs', role: 'group', 'aria-label': 'Chart' });
+    config.charts.forEach(function (c) {
+      var b = el('button', { type: 'button', 'class': 'epb-tab', 'data-chart': c.id,
+        'aria-pressed': 'false' }, c.title);
+      b.addEventListener('click', function () { update('chart', c.id); });
+      tabButtons[c.id] = b;
+      tabs.appendChild(b);
+    });
+    section.appendChild(tabs);
+    if (config.metrics && config.metrics.length) {
+      metricSelect = el('select', { name: 'metric' });
+      config.metrics.forEach(function (m) {
+        var o = el('option', null, m.label);
+        o.value = m.key;
+        metricSelect.appendChild(o);
+      });
+      metricSelect.addEventListener('change', function () { update('metric', metricSelect.value); });
+      controls.metric = metricSelect;
+      section.appendChild(field('Metric', metricSelect, 'epb-f-metric'));
+    }
+    chartTitle = el('h2', { id: 'epb-chart-title', 'class': 'epb-chart-title' });
+    chartCaption = el('p', { id: 'epb-chart-caption', 'class': 'epb-chart-caption' });
+    chartHost = el('div', { 'class': 'epb-chart', id: 'epb-chart', role: 'figure',
+      'aria-labelledby': 'epb-chart-title', 'aria-describedby': 'epb-chart-caption epb-chart-summary' });
+    var summary = el('p', { id: 'epb-chart-summary', 'class': 'epb-chart-summary', 'aria-live': 'polite' });
+    chartAlt = el('details', { 'class': 'epb-chart-alt' });
+    section.appendChild(chartTitle);
+    section.appendChild(chartCaption);
+    section.appendChild(chartHost);
+    section.appendChild(summary);
+    section.appendChild(chartAlt);
+    container.appendChild(section);
+  }
+
+  function chartRows(c, runIds) {
+    var source = tables[c.source] || [];
+    var rows;
+    if (c.source === config.table.source) {
+      rows = filtered;
+    } else {
+      rows = source.filter(function (r) { return runIds.has(r.run_id); });
+    }
+    return REDUCERS[c.reduce](rows);
+  }
+
+  function renderAlt(c, rows) {
+    var details = el('details', { 'class': 'epb-chart-alt', id: 'epb-chart-alt' });
+    details.open = chartAlt.open;
+    details.appendChild(el('summary', null, 'The data behind this chart, as a table (' + rows.length + ' rows)'));
+    var t = el('table', { 'class': 'epb-alt-table' });
+    var head = el('tr');
+    c.alt_columns.forEach(function (col) { head.appendChild(el('th', { scope: 'col' }, col.label)); });
+    var thead = el('thead'); thead.appendChild(head); t.appendChild(thead);
+    var body = el('tbody');
+    rows.slice(0, ALT_ROWS_LIMIT).forEach(function (row) {
+      var tr = el('tr');
+      c.alt_columns.forEach(function (col) { tr.appendChild(el('td', null, fmt(row[col.key]))); });
+      body.appendChild(tr);
+    });
+    t.appendChild(body);
+    details.appendChild(t);
+    if (rows.length > ALT_ROWS_LIMIT) {
+      details.appendChild(el('p', null, 'First ' + ALT_ROWS_LIMIT + ' of ' + rows.length + ' rows; the downloads hold all.'));
+    }
+    chartAlt.parentNode.replaceChild(details, chartAlt);
+    chartAlt = details;
+  }
+
+  function embed(c) {
+    var holder = el('div', { 'class': 'epb-chart-view', 'data-chart': c.id });
+    chartHost.appendChild(holder);
+    var entry = { cfg: c, el: holder, view: null, ready: null };
+    entry.ready = window.vegaEmbed(holder, c.spec, {
+      mode: 'vega-lite', actions: false, renderer: 'svg', ast: true,
+      logLevel: 1  // vega.Error: an empty selection is not worth a console warning
+    }).then(function (result) { entry.view = result.view; return entry; });
+    charts[c.id] = entry;
+    return entry;
+  }
+
+  function renderChart(runIds) {
+    if (!config.charts.length || typeof window.vegaEmbed !== 'function') {
+      return Promise.resolve();
+    }
+    var c = config.charts.filter(function (x) { return x.id === state.chart; })[0] || config.charts[0];
+    chartTitle.textContent = c.title;
+    chartCaption.textContent = c.caption;
+    if (metricSelect) { metricSelect.parentNode.hidden = c.reduce !== 'history_metric'; }
+    Object.keys(charts).forEach(function (id) { charts[id].el.hidden = id !== c.id; });
+    var entry = charts[c.id] || embed(c);
+    entry.el.hidden = false;
+    var rows = chartRows(c, runIds);
+    var series = new Set(rows.map(function (r) { return r.series; })).size;
+    document.getElementById('epb-chart-summary').textContent =
+      c.title + ': ' + rows.length + ' marks in ' + series + ' series.';
+    renderAlt(c, rows);
+    return entry.ready.then(function (e) {
+      // The bundle's window.vega is not the module, but every View is a Dataflow with changeset().
+      var cs = e.view.changeset().remove(function () { return true; }).insert(rows);
+      return e.view.change(c.dataset, cs).runAsync();
+    });
+  }
+
+  // ---------------------------------------------------------------- render
+  function render() {
+    var t0 = performance.now();
+    filtered = mainRows.filter(function (row) { return passes(row, state); });
+    filtered.sort(compare(state.sort, state.dir));
+    renderTable();
+    var runIds = new Set(filtered.map(function (r) { return r.run_id; }));
+    pending = renderChart(runIds).then(function () {
+      board.lastRenderMs = performance.now() - t0;
+      host.setAttribute('data-renders', String(++board.renders));
+    }, function (err) {
+      host.setAttribute('data-chart-error', String(err && err.message || err));
+      if (window.console) { console.warn('epbench chart:', err); }
+    });
+    return pending;
+  }
+
+  var board = {
+    renders: 0,
+    lastRenderMs: null,
+    idle: function () { return pending; },
+    visibleRunIds: function () {
+      return Array.prototype.map.call(tbody.rows, function (tr) { return tr.getAttribute('data-run'); });
+    },
+    chartData: function () {
+      var entry = charts[state.chart];
+      return entry && entry.view ? entry.view.data(entry.cfg.dataset) : null;
+    },
+    state: function () { return Object.assign({}, state); }
+  };
+  window.epbBoard = board;
+
+  function start() {
+    prepareMain();
+    state = readUrl();
+    var form = el('form', { 'class': 'epb-filters', role: 'search', 'aria-label': 'Filter results' });
+    form.addEventListener('submit', function (e) { e.preventDefault(); });
+    buildControls(form);
+    host.appendChild(form);
+    countEl = el('p', { 'class': 'epb-count', id: 'epb-count', 'aria-live': 'polite' });
+    host.appendChild(countEl);
+    noteEl = el('p', { 'class': 'epb-note-line', id: 'epb-note' });
+    host.appendChild(noteEl);
+    var actions = el('div', { 'class': 'epb-downloads' });
+    var csv = el('button', { type: 'button', 'class': 'md-button', id: 'epb-csv' }, 'Download these rows (CSV)');
+    csv.addEventListener('click', function () { download(toCsv(filtered), 'text/csv', 'epbench-' + config.page + '.csv'); });
+    var json = el('button', { type: 'button', 'class': 'md-button', id: 'epb-json' }, 'Download these rows (JSON)');
+    json.addEventListener('click', function () {
+      download(JSON.stringify(exportRows(), null, 1), 'application/json', 'epbench-' + config.page + '.json');
+    });
+    actions.appendChild(csv);
+    actions.appendChild(json);
+    host.appendChild(actions);
+    buildCharts(host);
+    buildTable(host);
+    syncControls();
+    window.addEventListener('popstate', function () {
+      state = readUrl(); shown = PAGE_SIZE; lastPushedSearch = false; syncControls(); render();
+    });
+    return render();
+  }
+
+  board.ready = load().then(start).catch(function (err) {
+    host.setAttribute('data-error', String(err && err.message || err));
+    host.appendChild(el('p', { 'class': 'epb-note' }, 'The leaderboard data could not be loaded: ' + (err && err.message || err)));
+  });
+})();
