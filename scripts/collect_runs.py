@@ -90,6 +90,14 @@ def epbench(*args: str) -> tuple[int, str]:
     return done.returncode, (done.stdout + done.stderr).strip()
 
 
+def relative(path: str) -> str:
+    """`path` relative to the current folder (the checkout) when it is inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
 def collect(shards_dir: Path, submitter: str, work: Path) -> list[Outcome]:
     """Merge and submit every complete group under `shards_dir`."""
     groups: dict[tuple[str, str, str, str], list[Shard]] = {}
@@ -127,7 +135,8 @@ def collect(shards_dir: Path, submitter: str, work: Path) -> list[Outcome]:
             outcome.problems.extend(lines[-10:] or [f"epbench submit exited {code}"])
             continue
         outcome.submitted.extend(
-            line.removeprefix("submitted: ") for line in lines if line.startswith("submitted: ")
+            relative(line.removeprefix("submitted: "))
+            for line in lines if line.startswith("submitted: ")
         )
     return outcomes
 

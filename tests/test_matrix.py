@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
@@ -138,3 +141,76 @@ def test_the_cli_prints_the_matrix_and_errors_as_one_line(tmp_path: Path) -> Non
     bad = runner.invoke(main, ["matrix", "--endpoints", str(tmp_path / "missing")])
     assert bad.exit_code == 1
     assert "no such folder" in bad.output
+
+
+# --- scripts/collect_runs.py: what benchmark.yml's last job does with the matrix's shards ---
+
+def load_collector() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "collect_runs", Path(__file__).resolve().parent.parent / "scripts" / "collect_runs.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["collect_runs"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_shard(root: Path, index: int, count: int, *, region: str = "us-east",
+                endpoint: str = "acme") -> Path:
+    folder = root / f"shard-{endpoint}-{region}-{index}of{count}"
+    run = folder / "runs" / f"run{index}"
+    run.mkdir(parents=True)
+    (run / "events.jsonl").write_text("{}\n", encoding="utf-8")
+    job = {"endpoint": endpoint, "workload": "chat-short", "runner": f"bench-{region}",
+           "region": region, "shard": f"{index}/{count}", "api_key_env": "ACME_API_KEY"}
+    (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    return run
+
+
+def test_the_collector_merges_complete_groups_and_reports_incomplete_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    collector = load_collector()
+    calls: list[tuple[str, ...]] = []
+
+    def fake_epbench(*args: str) -> tuple[int, str]:
+        calls.append(args)
+        if args[0] == "submit":
+            return 0, f"ok: 1 files checked\nsubmitted: {tmp_path}/results/x/{args[1][-8:]}.json"
+        return 0, args[-1]
+
+    monkeypatch.setattr(collector, "epbench", fake_epbench)
+    shards = tmp_path / "shards"
+    first = write_shard(shards, 1, 2)
+    second = write_shard(shards, 2, 2)
+    write_shard(shards, 1, 3, region="eu-west")  # 2/3 and 3/3 never arrived
+    write_shard(shards, 1, 1, endpoint="solo")
+    (shards / "shard-junk").mkdir()
+    (shards / "shard-junk" / "job.json").write_text('{"endpoint": "../../etc"}')
+
+    outcomes = collector.collect(shards, "my-org", tmp_path / "work")
+
+    merged = tmp_path / "work" / "acme--chat-short--bench-us-east--us-east"
+    assert calls == [
+        ("merge", str(first), str(second), "--out", str(merged)),
+        ("submit", str(merged), "--submitter", "my-org"),
+        ("submit", str(shards / "shard-solo-us-east-1of1" / "runs" / "run1"),
+         "--submitter", "my-org"),
+    ]
+    by_title = {o.title: o for o in outcomes}
+    assert by_title["acme / chat-short from eu-west (bench-eu-west)"].problems == [
+        "incomplete: shards [1] of 3; not submitted"
+    ]
+    assert by_title["acme / chat-short from us-east (bench-us-east)"].problems == []
+    assert "must be strings" in by_title["artifact shard-junk"].problems[0]
+    body = collector.summary(outcomes, "my-org")
+    assert body.count(": ok") == 2 and body.count(": problem") == 2
+
+
+def test_the_collector_makes_a_submitter_id_from_an_owner_name() -> None:
+    collector = load_collector()
+    assert collector.submitter_id("My-Org") == "my-org"
+    assert collector.submitter_id(" Acme Labs ") == "acme-labs"
+    with pytest.raises(ValueError):
+        collector.submitter_id("---")
