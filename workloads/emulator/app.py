@@ -107,6 +107,7 @@ class EmulatorApp:
                 await send({"type": "http.response.start", "status": 200,
                             "headers": [*SSE_HEADERS, *headers]})
             await state.pool.acquire()
+            record.t_admit_ns = time.perf_counter_ns()
             try:
                 if p.stream:
                     frames = ChunkFrames(completion_id, created, state.settings.model_name)

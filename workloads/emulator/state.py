@@ -28,6 +28,7 @@ class RequestRecord:
 
     request_id: str
     t_recv_ns: int
+    t_admit_ns: int | None = None  # when a slot was granted (queue wait = admit - recv)
     t_first_byte_ns: int | None = None  # just before the first content-bearing chunk is sent
     t_last_byte_ns: int | None = None  # just before the last content-bearing chunk is sent
     status: int = 0
