@@ -27,6 +27,7 @@ import httpx
 
 from workloads.metrics.errors import class_for_status
 from workloads.sse import SSEDecoder
+from workloads.transport import BODY_EXTENSION, LeanTransport
 
 _clock = time.perf_counter_ns
 _MAX_ERROR_BODY = 2048
@@ -89,6 +90,8 @@ class EndpointClient:
             max_keepalive_connections=max_connections,
             keepalive_expiry=30.0,
         )
+        if transport is None:
+            transport = LeanTransport(max_connections)
         self._http = httpx.AsyncClient(
             headers=base_headers,
             timeout=httpx.Timeout(timeout_s),
@@ -120,6 +123,9 @@ class EndpointClient:
         except httpx.HTTPError as exc:
             return _fail(res, "connection", f"{type(exc).__name__}: {exc}"[:200])
         res.status = response.status_code
+        events: list[tuple[int, str]] = []
+        streamed = False
+        cut = None
         try:
             cls = class_for_status(response.status_code)
             if cls is not None:
@@ -127,14 +133,22 @@ class EndpointClient:
             elif response.headers.get("content-type", "").startswith("application/json"):
                 await _read_json(response, res, keep_chunks)
             else:
-                await _read_stream(response, res, keep_chunks)
+                streamed = True
+                await _read_stream(response, res, events)
         except httpx.TimeoutException:
             _fail(res, "timeout", "the stream stalled past the timeout")
         except httpx.HTTPError as exc:
-            # The connection broke after the status line: whatever finished still decides.
-            _finish(res, cut=f"{type(exc).__name__}: {exc}"[:200])
+            # The connection broke after the status line: what arrived before still decides.
+            cut = f"{type(exc).__name__}: {exc}"[:200]
         finally:
             await response.aclose()
+        t_end = _clock()
+        if streamed and res.error_class is None:
+            _digest(res, events, keep_chunks)
+            _finish(res, cut)
+            res.t_done_ns = t_end
+        elif cut is not None and res.error_class is None:
+            _fail(res, "truncated", cut)
         if res.t_done_ns == 0:
             res.t_done_ns = _clock()
         return res
@@ -197,43 +211,94 @@ async def _read_json(response: httpx.Response, res: ChatResponse, keep_chunks: b
     _finish(res, cut=None)
 
 
-async def _read_stream(response: httpx.Response, res: ChatResponse, keep_chunks: bool) -> None:
+async def _read_stream(
+    response: httpx.Response, res: ChatResponse, events: list[tuple[int, str]]
+) -> None:
+    """Collect (arrival ns, payload) of every event until [DONE] or the end of the body.
+
+    Nothing is parsed here: the hot loop only splits events and compares with [DONE], and
+    `_digest` parses every payload at once afterwards (one json.loads for the whole stream).
+    """
     decoder = SSEDecoder()
-    raw = "content-encoding" not in response.headers
-    chunks = response.aiter_raw() if raw else response.aiter_bytes()
-    loads = json.loads
-    itl = res.itl_us
-    last = 0
-    async for data in chunks:
-        t = _clock()
-        for payload in decoder.feed(data):
+    feed = decoder.feed
+    append = events.append
+    body = response.extensions.get(BODY_EXTENSION)
+    if body is not None:
+
+        def sink(t: int, data: bytes) -> bool:
+            for payload in feed(data):
+                if payload == "[DONE]":
+                    res.done = True
+                    return True
+                if payload:
+                    append((t, payload))
+            return False
+
+        await body.drain(sink)
+    else:
+        raw = "content-encoding" not in response.headers
+        async for data in response.aiter_raw() if raw else response.aiter_bytes():
+            # The transport's arrival stamp when it has one; else now (before any decoding).
+            t = getattr(data, "t_ns", 0) or _clock()
+            for payload in feed(data):
+                if payload == "[DONE]":
+                    res.done = True
+                elif payload:
+                    append((t, payload))
+            if res.done:
+                break
+    if not res.done:
+        for payload in decoder.close():
             if payload == "[DONE]":
                 res.done = True
-                continue
-            try:
-                obj = loads(payload)
-                bearing = _content_bearing(obj, res)
-            except (ValueError, TypeError, AttributeError):
-                _fail(res, "stream_error", f"malformed SSE data: {payload[:80]!r}")
-                return
-            if bearing is None:
-                _fail(res, "stream_error", f"error event: {str(obj.get('error'))[:150]}")
-                return
-            if keep_chunks:
-                res.chunks.append((t, obj))
-            if bearing:
-                if last:
-                    itl.append((t - last) // 1000)
-                else:
-                    res.t_first_ns = t
-                last = res.t_last_ns = t
-                res.content_events += 1
-        if res.done:
-            break
-    for payload in decoder.close():
-        if payload == "[DONE]":
-            res.done = True
-    _finish(res, cut=None)
+            elif payload:
+                append((_clock(), payload))
+
+
+def _parse_all(events: list[tuple[int, str]]) -> tuple[list[Any], int | None]:
+    """(parsed payloads, index of the first malformed one or None)."""
+    if not events:
+        return [], None
+    try:
+        parsed = json.loads("[" + ",".join(p for _, p in events) + "]")
+        if isinstance(parsed, list) and len(parsed) == len(events):
+            return parsed, None
+    except ValueError:
+        pass
+    out = []
+    for i, (_, payload) in enumerate(events):
+        try:
+            out.append(json.loads(payload))
+        except ValueError:
+            return out, i
+    return out, None  # a payload holding two values ("1,2") parses alone: fine
+
+
+def _digest(res: ChatResponse, events: list[tuple[int, str]], keep_chunks: bool) -> None:
+    """Parse the stream's events; set times, ITL, usage, finish_reason or a stream_error."""
+    parsed, bad = _parse_all(events)
+    itl = res.itl_us
+    last = 0
+    for (t, payload), obj in zip(events, parsed, strict=False):
+        try:
+            bearing = _content_bearing(obj, res)
+        except (TypeError, AttributeError):
+            _fail(res, "stream_error", f"malformed SSE data: {payload[:80]!r}")
+            return
+        if bearing is None:
+            _fail(res, "stream_error", f"error event: {str(obj.get('error'))[:150]}")
+            return
+        if keep_chunks:
+            res.chunks.append((t, obj))
+        if bearing:
+            if last:
+                itl.append((t - last) // 1000)
+            else:
+                res.t_first_ns = t
+            last = res.t_last_ns = t
+            res.content_events += 1
+    if bad is not None:
+        _fail(res, "stream_error", f"malformed SSE data: {events[bad][1][:80]!r}")
 
 
 def _content_bearing(obj: Any, res: ChatResponse) -> bool | None:

@@ -1,0 +1,339 @@
+"""A lean HTTP/1.1 transport for httpx: asyncio protocols and the httptools (llhttp) parser.
+
+httpx stays the client API; this replaces only its default transport (httpcore + h11), which
+spends most of a streamed request's CPU re-entering Python layers for every network read (we
+measured 31.6 ms of client CPU per 128-token streamed request at concurrency 16 with httpcore,
+22 ms with httpcore on uvloop; see workloads/DESIGN.md). Here one read costs one
+`data_received` callback, one C parse and, when the reader is waiting, one future wake-up.
+
+Each body piece is handed up as a `StampedBytes`: bytes that also carry `t_ns`, the
+`perf_counter_ns()` taken in `data_received`, when the read reached the process. The client
+uses that stamp rather than the time its task happened to be scheduled, so a busy event loop
+does not shift TTFT.
+
+Scope: HTTP/1.1 (plain or TLS), keep-alive pooling per (scheme, host, port) with a connection
+cap, request bodies sent whole, httpx timeouts (connect, read, write, pool) honoured. Errors
+are httpx's own exception types, so callers see the same tree as with the default transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ssl
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httptools
+import httpx
+
+_clock = time.perf_counter_ns
+
+
+# Response extension holding the body, for callers that read (arrival ns, bytes) batches
+# directly instead of through httpx's byte iterators.
+BODY_EXTENSION = "epbench.lean_body"
+
+
+class StampedBytes(bytes):
+    """A body piece and `t_ns`, when its read arrived (perf_counter_ns)."""
+
+    t_ns: int
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection; parses one response at a time."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.closed = False
+        self.reusable = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.headers_done = False
+        self.complete = False
+        self.error: BaseException | None = None
+        self.body: collections.deque[tuple[int, bytes]] = collections.deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self._t = _clock()  # last activity: the request write, then each read
+        self._timeout: float | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self.sink: Callable[[int, bytes], bool] | None = None
+        self.sink_done = False
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        self._t = _clock()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self.error = httpx.RemoteProtocolError(f"malformed HTTP response: {exc}")
+            self._close()
+        # A reader with a sink is woken only when there is something to decide.
+        if self.sink is None or self.sink_done or self.complete or self.error is not None:
+            self._wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if not self.complete and self.error is None:
+            if self.headers_done:
+                self.error = httpx.RemoteProtocolError("peer closed the connection mid-body")
+            else:
+                self.error = httpx.RemoteProtocolError(
+                    "peer closed the connection without a response"
+                )
+        self._wake()
+
+    # httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        self.headers_done = True
+
+    def on_body(self, body: bytes) -> None:
+        sink = self.sink
+        if sink is None or self.sink_done:
+            self.body.append((self._t, body))
+            return
+        try:
+            self.sink_done = sink(self._t, body)
+        except Exception as exc:  # a bug in the sink must surface in the reader, not the loop
+            self.error = exc
+            self.sink_done = True
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self.reusable = self.parser.should_keep_alive()
+        self.stop_watchdog()
+
+    # helpers
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    async def wait(self, timeout: float | None) -> None:
+        """Until the next read (or close); httpx.ReadTimeout after `timeout` idle seconds.
+
+        One watchdog timer per response, re-armed only when it fires (not once per read):
+        a timer per read cost as much as the read itself.
+        """
+        if timeout is not None and self._watchdog is None:
+            self._timeout = timeout
+            self._watchdog = self.loop.call_at(self._deadline(), self._check)
+        waiter = self.loop.create_future()
+        self.waiter = waiter
+        try:
+            await waiter
+        finally:
+            self.waiter = None
+
+    def _deadline(self) -> float:
+        assert self._timeout is not None
+        idle = (_clock() - self._t) / 1e9
+        return self.loop.time() + max(0.0, self._timeout - idle)
+
+    def _check(self) -> None:
+        assert self._timeout is not None
+        if (_clock() - self._t) / 1e9 >= self._timeout:
+            self._watchdog = None
+            waiter = self.waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(httpx.ReadTimeout("no data within the read timeout"))
+            return
+        self._watchdog = self.loop.call_at(self._deadline(), self._check)
+
+    def stop_watchdog(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(
+        self,
+        pool: LeanTransport,
+        key: tuple[str, str, int],
+        conn: _Connection,
+        read_timeout: float | None,
+    ) -> None:
+        self._pool = pool
+        self._key = key
+        self._conn = conn
+        self._timeout = read_timeout
+        self._released = False
+
+    async def next_batch(self) -> list[tuple[int, bytes]]:
+        """Every (arrival ns, bytes) piece received so far, waiting for one if there is none;
+        [] at the end of the body. Raises the connection's error (httpx types)."""
+        conn = self._conn
+        while True:
+            if conn.body:
+                batch = list(conn.body)
+                conn.body.clear()
+                return batch
+            if conn.complete:
+                return []
+            if conn.error is not None:
+                raise conn.error
+            await conn.wait(self._timeout)
+
+    async def drain(self, sink: Callable[[int, bytes], bool]) -> None:
+        """Hand every body piece to `sink(arrival_ns, bytes)` as it arrives, inside the
+        protocol's read callback (no task wake-up per read), until the body ends or `sink`
+        returns True. Raises the connection's error (httpx types)."""
+        conn = self._conn
+        while conn.body:
+            t, data = conn.body.popleft()
+            if sink(t, data):
+                return
+        conn.sink = sink
+        conn.sink_done = False
+        try:
+            while not (conn.sink_done or conn.complete):
+                if conn.error is not None:
+                    raise conn.error
+                await conn.wait(self._timeout)
+            if conn.error is not None:
+                raise conn.error
+        finally:
+            conn.sink = None
+
+    async def __aiter__(self) -> Any:
+        while True:
+            batch = await self.next_batch()
+            if not batch:
+                return
+            for t, data in batch:
+                piece = StampedBytes(data)
+                piece.t_ns = t
+                yield piece
+
+    async def aclose(self) -> None:
+        if not self._released:
+            self._released = True
+            self._conn.stop_watchdog()
+            self._pool._release(self._key, self._conn)
+
+
+class LeanTransport(httpx.AsyncBaseTransport):
+    """httpx transport over asyncio protocols; `max_connections` per transport."""
+
+    def __init__(
+        self, max_connections: int = 100, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._slots = asyncio.Semaphore(max_connections) if max_connections else None
+        self._ssl = ssl_context
+        self._open: set[_Connection] = set()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        timeouts = request.extensions.get("timeout", {})
+        url = request.url
+        scheme = url.scheme
+        host = url.host
+        port = url.port or (443 if scheme == "https" else 80)
+        key = (scheme, host, port)
+        await self._acquire_slot(timeouts.get("pool"))
+        try:
+            conn = await self._connection(key, timeouts.get("connect"))
+            content = await request.aread()
+            conn._reset()
+            conn._t = _clock()
+            head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1\r\n".encode()]
+            for name, value in request.headers.raw:
+                head.append(name + b": " + value + b"\r\n")
+            head.append(b"\r\n")
+            assert conn.transport is not None
+            conn.transport.write(b"".join(head) + content)
+            read_timeout = timeouts.get("read")
+            while not conn.headers_done:
+                if conn.error is not None:
+                    raise conn.error
+                await conn.wait(read_timeout)
+        except BaseException:
+            if "conn" in locals():
+                conn._close()
+                self._open.discard(conn)
+            self._release_slot()
+            raise
+        body = _Body(self, key, conn, read_timeout)
+        return httpx.Response(
+            conn.status,
+            headers=conn.headers,
+            stream=body,
+            extensions={"http_version": b"HTTP/1.1", BODY_EXTENSION: body},
+        )
+
+    async def _acquire_slot(self, timeout: float | None) -> None:
+        if self._slots is None:
+            return
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout)
+        except TimeoutError:
+            raise httpx.PoolTimeout("no free connection within the pool timeout") from None
+
+    def _release_slot(self) -> None:
+        if self._slots is not None:
+            self._slots.release()
+
+    async def _connection(self, key: tuple[str, str, int], timeout: float | None) -> _Connection:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if not conn.closed:
+                return conn
+        scheme, host, port = key
+        loop = asyncio.get_running_loop()
+        context = None
+        if scheme == "https":
+            context = self._ssl or ssl.create_default_context()
+        try:
+            _, protocol = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _Connection(loop),
+                    host,
+                    port,
+                    ssl=context,
+                    server_hostname=host if context else None,
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+        except OSError as exc:
+            raise httpx.ConnectError(
+                f"cannot connect to {host}:{port}: {exc.strerror or exc}"
+            ) from None
+        self._open.add(protocol)
+        return protocol
+
+    def _release(self, key: tuple[str, str, int], conn: _Connection) -> None:
+        if conn.complete and conn.reusable and not conn.closed and conn.error is None:
+            self._idle.setdefault(key, []).append(conn)
+        else:
+            conn._close()
+            self._open.discard(conn)
+        self._release_slot()
+
+    async def aclose(self) -> None:
+        for conn in list(self._open):
+            conn._close()
+        self._open.clear()
+        self._idle.clear()
