@@ -204,6 +204,7 @@ _MD_ESCAPES = {
     "@": "&#64;",
     '"': "&quot;",
     "'": "&#39;",
+    ":": "&#58;",  # no autolinks (javascript:, https:) from file content
 }
 
 

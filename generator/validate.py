@@ -19,12 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError, load_document
+from epbench.documents import DocumentError
 from epbench.errors import InputError
 from epbench.findings import Finding
 from epbench.paths import project_dir
 from epbench.schema import check_schema, kind_of
 from generator.checks import WorkloadIndex, check_endpoint, check_result
+from generator.checks.expansion import load_untrusted
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
 from generator.report import FileStatus, Report, status_for
@@ -143,7 +144,7 @@ def _check_file(
             "commit the file itself, not a link to it",
         )])
     try:
-        document = load_document(path)
+        document = load_untrusted(path)
     except DocumentError as exc:
         problem = exc.problem
         return Checked(path, display, None, [Finding(
@@ -229,7 +230,7 @@ def check_files(
 
 def _run_id_of(path: Path) -> str | None:
     try:
-        document = load_document(path)
+        document = load_untrusted(path)
     except DocumentError:
         return None
     if kind_of(document) == "result" and isinstance(document.get("run_id"), str):

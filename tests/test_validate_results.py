@@ -155,7 +155,7 @@ def test_a_run_id_may_appear_only_once_across_the_tree(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     doc = load(project, SELF_HOSTED)
     doc["run_id"] = load(project, SERVICED)["run_id"]
-    target = project / "results" / "alice" / "alice-h100-vllm" / "2026-11-21-chat-short-a1b2c3d4.json"
+    target = project / "results" / "alice/alice-h100-vllm" / "2026-11-21-chat-short-a1b2c3d4.json"
     target.write_text(json.dumps(doc))
     (project / "results" / SELF_HOSTED).unlink()
     # Only the new file is checked, yet the duplicate is found against the whole tree.

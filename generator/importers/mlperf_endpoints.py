@@ -21,8 +21,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError, load_document
+from epbench.documents import DocumentError
 from epbench.errors import InputError
+from generator.checks.expansion import load_untrusted
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,
@@ -48,7 +49,7 @@ _UNMAPPED_ALWAYS = [
 
 def _load(path: Path) -> Any:
     try:
-        return load_document(path)
+        return load_untrusted(path)
     except DocumentError as exc:
         raise InputError(str(exc)) from None
 
