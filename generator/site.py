@@ -275,7 +275,14 @@ def _write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
     for name, spec in BOARDS.items():
         extra = ""
         if name == "cost":
-            extra = render("price_cards.html.j2", rows=_records(tables.endpoints))
+            keys = ["endpoint_id", "provider", "model", "division", "input_usd_per_mtok",
+                    "output_usd_per_mtok", "cached_input_usd_per_mtok", "blended_usd_per_mtok",
+                    "usd_per_hour", "effective_date", "source_url"]
+            cards = [{k: row.get(k) for k in keys} for row in _records(tables.endpoints)]
+            for card in cards:  # a link only to a web page, whatever the file says
+                if not str(card["source_url"] or "").startswith(("https://", "http://")):
+                    card["source_url"] = None
+            extra = render("price_cards.html.j2", rows=cards)
         page = render(
             "board.md.j2",
             title=spec["title"],

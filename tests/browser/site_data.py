@@ -1,0 +1,254 @@
+"""Synthetic, schema-valid results for the site's tests and for bench/site_scale.py.
+
+Every result is derived from a simple serving model (per-user speed falls and throughput rises
+with concurrency), so the derived fields agree with each other the way `epbench validate`
+checks them (tps_per_user = 1000 / TPOT p90, system_tps = output in window / window, the
+frontier equals the non-dominated points). Agentic results are copies of the sample agentic
+result with other endpoints and dates.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import shutil
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from generator.checks.pareto import frontier
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "tests" / "data" / "results"
+SERVING_SAMPLE = SAMPLES / "alice" / "acme-llama-8b" / "2026-11-20-chat-short-a1b2c3d4.json"
+AGENTIC_SAMPLE = SAMPLES / "bob" / "acme-llama-8b" / "2026-11-22-tool-lookup-c3d4e5f6.json"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    id: str
+    provider: str
+    model: str
+    division: str
+    region: str
+    output_price: float  # USD per Mtok (serviced) or USD per hour (self-hosted)
+    speed: float  # relative decode speed
+
+
+ENDPOINTS = [
+    Endpoint("acme-llama-8b", "Acme Inference", "llama-3.1-8b", "serviced", "us-east-1", 0.2, 1.0),
+    Endpoint("acme-llama-70b", "Acme Inference", "llama-3.1-70b", "serviced", "us-east-1", 0.9, 0.5),
+    Endpoint("bolt-llama-8b", "Bolt Cloud", "llama-3.1-8b", "serviced", "eu-west-1", 0.15, 1.3),
+    Endpoint("bolt-qwen-32b", "Bolt Cloud", "qwen-2.5-32b", "serviced", "eu-west-1", 0.6, 0.7),
+    Endpoint("cirrus-mistral-7b", "Cirrus AI", "mistral-7b", "serviced", "ap-south-1", 0.1, 1.1),
+    Endpoint("lab-h100-vllm", "Lab", "llama-3.1-8b", "self-hosted", "local", 4.0, 1.6),
+    Endpoint("lab-a10-sglang", "Lab", "qwen-2.5-7b", "self-hosted", "local", 1.2, 0.6),
+    Endpoint("emulator", "epbench", "emulated-8b", "emulated", "local", 2.0, 1.0),
+]
+CLIENT_REGIONS = ["us-east", "eu-west", "ap-south"]
+SUBMITTERS = ["alice", "bob", "carol", "dave"]
+CONCURRENCY = [1, 2, 4, 8, 16, 32]
+
+
+def _dist(p50: float, n: int) -> dict[str, Any]:
+    insufficient = [p for p, need in (("p90", 64), ("p99", 662)) if n < need]
+    return {"p50": round(p50, 3), "p90": round(p50 * 1.25, 3), "p95": round(p50 * 1.4, 3),
+            "p99": round(p50 * 1.6, 3), "mean": round(p50 * 1.05, 3), "n": n,
+            "insufficient": insufficient}
+
+
+def _point(c: int, speed: float, jitter: float) -> dict[str, Any]:
+    tpot_p50 = 6.4 * (1 + 0.06 * (c - 1)) / speed * jitter
+    ttft_p50 = (80 + 12 * c) / speed * jitter
+    completed = 100
+    output = completed * 128
+    tpot = _dist(tpot_p50, completed)
+    tps_per_user = 1000.0 / tpot["p90"]
+    window_s = round(output / (c * tps_per_user * 0.92), 3)
+    system_tps = output / window_s
+    return {
+        "id": f"c{c}",
+        "concurrency": c,
+        "window_s": window_s,
+        "requests": {"issued": completed, "completed": completed, "failed": 0, "warmup": 0},
+        "errors": {k: 0 for k in ("rate_limited", "http_4xx", "http_5xx", "timeout",
+                                  "connection", "stream_error", "truncated", "empty")},
+        "ttft_ms": _dist(ttft_p50, completed),
+        "tpot_ms": tpot,
+        "itl_ms": _dist(tpot_p50, completed * 127),
+        "e2e_ms": _dist(ttft_p50 + 127 * tpot_p50, completed),
+        "tokens": {"input": completed * 1000, "output": output, "output_in_window": output,
+                   "source": "usage"},
+        "system_tps": system_tps,
+        "tps_per_user": tps_per_user,
+        "goodput_rps": round(completed / window_s * 0.9, 6),
+    }
+
+
+def _endpoint_block(template: dict[str, Any], ep: Endpoint) -> dict[str, Any]:
+    block = copy.deepcopy(template)
+    block.update(id=ep.id, provider=ep.provider, division=ep.division, region=ep.region)
+    block["model"] = {"name": ep.model, "version": "1"}
+    if ep.division == "serviced":
+        block["pricing"] = {"input_usd_per_mtok": round(ep.output_price / 2, 4),
+                            "output_usd_per_mtok": ep.output_price,
+                            "effective_date": "2026-01-01",
+                            "source_url": "https://prices.example/card"}
+    else:
+        block["pricing"] = {"usd_per_hour": ep.output_price, "effective_date": "2026-01-01"}
+        block["hardware"] = {"accelerator": "H100" if "h100" in ep.id else "A10", "count": 1,
+                             "engine": "vllm 0.11.0" if "vllm" in ep.id else "sglang 0.4"}
+        block["base_url"] = "http://127.0.0.1:8000/v1"
+        block["api_key_env"] = None
+        block.pop("rate_limits", None)
+    return block
+
+
+def serving_result(i: int, ep: Endpoint, day: date, client_region: str, submitter: str,
+                   rng: random.Random) -> dict[str, Any]:
+    doc = json.loads(SERVING_SAMPLE.read_text(encoding="utf-8"))
+    doc["run_id"] = f"{i:08x}-serving"
+    doc["endpoint"] = _endpoint_block(doc["endpoint"], ep)
+    doc["client"]["region"] = client_region
+    doc["started_at"] = f"{day.isoformat()}T10:00:00Z"
+    doc["finished_at"] = f"{day.isoformat()}T10:05:00Z"
+    doc["submitter"] = {"name": submitter, "relationship": "independent"}
+    jitter = rng.uniform(0.9, 1.1)
+    doc["points"] = [_point(c, ep.speed, jitter) for c in CONCURRENCY]
+    ids = frontier([(p["id"], p["tps_per_user"], p["system_tps"]) for p in doc["points"]])
+    by_id = {p["id"]: p for p in doc["points"]}
+    doc["pareto"] = [{"point": pid, "tps_per_user": by_id[pid]["tps_per_user"],
+                      "system_tps": by_id[pid]["system_tps"]} for pid in ids]
+    return doc
+
+
+def agentic_result(i: int, ep: Endpoint, day: date, client_region: str,
+                   submitter: str) -> dict[str, Any]:
+    doc = json.loads(AGENTIC_SAMPLE.read_text(encoding="utf-8"))
+    doc["run_id"] = f"{i:08x}-agentic"
+    doc["endpoint"] = _endpoint_block(doc["endpoint"], ep)
+    doc["client"]["region"] = client_region
+    doc["started_at"] = f"{day.isoformat()}T08:00:00Z"
+    doc["finished_at"] = f"{day.isoformat()}T08:10:00Z"
+    doc["submitter"] = {"name": submitter, "relationship": "independent"}
+    return doc
+
+
+def result_path(results: Path, doc: dict[str, Any]) -> Path:
+    """results/<submitter>/<endpoint>/<date>-<workload>-<run8>.json"""
+    name = f"{doc['started_at'][:10]}-{doc['workload']['id']}-{doc['run_id'][:8]}.json"
+    return results / doc["submitter"]["name"] / doc["endpoint"]["id"] / name
+
+
+def write_results(results: Path, count: int, seed: int = 1, agentic_every: int = 5,
+                  start: date = date(2026, 8, 1), days: int = 100) -> list[Path]:
+    """Write `count` results (one in `agentic_every` agentic) under `results`."""
+    rng = random.Random(seed)
+    written = []
+    for i in range(count):
+        ep = ENDPOINTS[i % len(ENDPOINTS)]
+        day = start + timedelta(days=i * 7 % days)
+        region = CLIENT_REGIONS[i % len(CLIENT_REGIONS)]
+        submitter = SUBMITTERS[i % len(SUBMITTERS)]
+        if agentic_every and i % agentic_every == agentic_every - 1 and ep.division != "self-hosted":
+            doc = agentic_result(i, ep, day, region, submitter)
+        else:
+            doc = serving_result(i, ep, day, region, submitter, rng)
+        path = result_path(results, doc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+# ------------------------------------------------------------------------- XSS corpus
+
+PAYLOADS = [
+    '<script>alert("xss-script")</script>',
+    '"><img id="epb-xss-img" src=x onerror=alert("xss-img")>',
+    "</script><script>alert('xss-close')</script>",
+    "<svg id=\"epb-xss-svg\" onload=alert('xss-svg')>",
+    "[click](javascript:alert('xss-md'))",
+    "{{7*7}}{% raw %}",
+    "' onmouseover='alert(1)",
+]
+SHORT_PAYLOAD = "<b id=epb-xss-b>1</b>"  # for fields limited to 50 characters
+SHORT_FIELDS = {"version", "python", "region", "tier", "quantization", "engine", "accelerator"}
+URL_PAYLOAD = 'https://x.example/"><img/id="epb-xss-url"/src=x/onerror=alert(1)>'
+
+
+def _poison(value: Any, key: str, counter: list[int]) -> Any:
+    """Replace every free-text string with a payload; keep ids, enums, dates and hashes."""
+    keep = {"kind", "api", "division", "relationship", "source", "format", "pattern", "phase",
+            "started_at", "finished_at", "effective_date", "snapshot_date", "sha256",
+            "git_sha", "id", "name", "point", "result", "currency", "api_key_env", "task",
+            "run_id", "insufficient"}
+    if isinstance(value, dict):
+        return {k: _poison(v, k, counter) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_poison(v, key, counter) for v in value]
+    if isinstance(value, str) and key not in keep:
+        if key in ("base_url", "source_url"):
+            return URL_PAYLOAD
+        if key in SHORT_FIELDS:
+            return SHORT_PAYLOAD
+        counter[0] += 1
+        return PAYLOADS[counter[0] % len(PAYLOADS)]
+    return value
+
+
+def xss_result() -> dict[str, Any]:
+    """A valid serviced result whose every free-text string is a script or HTML payload."""
+    doc = json.loads(SERVING_SAMPLE.read_text(encoding="utf-8"))
+    doc = _poison(doc, "", [0])
+    doc["run_id"] = "e0e0e0e0-xss-payloads"
+    doc["endpoint"]["id"] = "xss-endpoint"
+    doc["endpoint"]["provider"] = PAYLOADS[1]
+    doc["endpoint"]["model"]["name"] = PAYLOADS[0]
+    doc["endpoint"]["region"] = PAYLOADS[3][:64]
+    doc["submitter"]["display_name"] = PAYLOADS[2]
+    doc["notes"] = " ".join(PAYLOADS)
+    doc["client"]["region"] = PAYLOADS[2][:64]
+    doc["client"]["os"] = PAYLOADS[4]
+    return doc
+
+
+XSS_WORKLOAD = f"""kind: serving-workload
+schema_version: 1
+id: xss-workload
+version: "1.0"
+description: {json.dumps(" ".join(PAYLOADS))}
+seed: 1
+prompts:
+  input_tokens: {{distribution: fixed, value: 10}}
+  max_tokens: 16
+load:
+  pattern: concurrency
+  concurrency: [1]
+  requests_per_point: 4
+"""
+
+
+def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
+    """A project folder: the sample results, `generated` synthetic ones, the XSS result and
+    workload, and the shipped endpoint and workload files."""
+    results = folder / "results"
+    shutil.copytree(SAMPLES, results)
+    write_results(results, generated, start=date(2026, 9, 1), days=60)
+    shutil.copytree(ROOT / "endpoints", folder / "endpoints")
+    (folder / "workloads").mkdir()
+    for kind in ("serving", "agentic"):
+        target = folder / "workloads" / kind
+        target.mkdir()
+        for path in (ROOT / "workloads" / kind).glob("*.yaml"):
+            shutil.copyfile(path, target / path.name)
+    if xss:
+        doc = xss_result()
+        path = result_path(results, doc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        (folder / "workloads" / "serving" / "xss-workload.yaml").write_text(
+            XSS_WORKLOAD, encoding="utf-8")
+    return folder
