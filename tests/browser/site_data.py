@@ -39,7 +39,8 @@ class Endpoint:
 
 ENDPOINTS = [
     Endpoint("acme-llama-8b", "Acme Inference", "llama-3.1-8b", "serviced", "us-east-1", 0.2, 1.0),
-    Endpoint("acme-llama-70b", "Acme Inference", "llama-3.1-70b", "serviced", "us-east-1", 0.9, 0.5),
+    Endpoint("acme-llama-70b", "Acme Inference", "llama-3.1-70b", "serviced", "us-east-1", 0.9,
+             0.5),
     Endpoint("bolt-llama-8b", "Bolt Cloud", "llama-3.1-8b", "serviced", "eu-west-1", 0.15, 1.3),
     Endpoint("bolt-qwen-32b", "Bolt Cloud", "qwen-2.5-32b", "serviced", "eu-west-1", 0.6, 0.7),
     Endpoint("cirrus-mistral-7b", "Cirrus AI", "mistral-7b", "serviced", "ap-south-1", 0.1, 1.1),
@@ -152,7 +153,8 @@ def write_results(results: Path, count: int, seed: int = 1, agentic_every: int =
         day = start + timedelta(days=i * 7 % days)
         region = CLIENT_REGIONS[i % len(CLIENT_REGIONS)]
         submitter = SUBMITTERS[i % len(SUBMITTERS)]
-        if agentic_every and i % agentic_every == agentic_every - 1 and ep.division != "self-hosted":
+        agentic = agentic_every and i % agentic_every == agentic_every - 1
+        if agentic and ep.division != "self-hosted":
             doc = agentic_result(i, ep, day, region, submitter)
         else:
             doc = serving_result(i, ep, day, region, submitter, rng)
