@@ -8,6 +8,7 @@ calls both the runner (`workloads`) and the generator.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -74,16 +75,18 @@ def run_demo(out: Path, quick: bool = True) -> Path:
     endpoint = resolve_endpoint("emulator")
 
     click.echo(f"epbench demo: emulator endpoint {endpoint}")
+    click.echo(f"  serving sweep '{SERVING_WORKLOAD}' ({'quick' if quick else 'full'} points), "
+               "then the agentic suite ...")
     serving = run_command(
         endpoint=endpoint, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
-        resume=None, quick=quick, client_region="local", shard=None, progress=True,
+        resume=None, quick=quick, client_region="local", shard=None, progress=sys.stderr.isatty(),
     )
     agentic_dir = project_dir() / "workloads" / "agentic"
     if not agentic_dir.is_dir():
         agentic_dir = workloads_dir() / "agentic"
     agentic = run_command(
         endpoint=endpoint, workload=agentic_dir, out=runs_dir, resume=None, quick=quick,
-        client_region="local", shard=None, progress=True,
+        client_region="local", shard=None, progress=sys.stderr.isatty(),
     )
 
     submitted: list[Path] = []
