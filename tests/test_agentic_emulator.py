@@ -25,7 +25,9 @@ FAST = {"ttft_ms": 2, "tpot_ms": 0.5, "prefill_ms_per_1k_tokens": 2, "jitter": 0
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def run_suite(tmp_path: Path, overrides: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_suite(
+    tmp_path: Path, overrides: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run every shipped agentic workload (--quick); the results and the emulator's stats."""
     try:
         from tests.emulator_fixture import deep_merge, emulator_endpoint, running_emulator
@@ -39,8 +41,16 @@ def run_suite(tmp_path: Path, overrides: dict[str, Any]) -> tuple[list[dict[str,
         endpoint["base_url"] = emu.base_url
         path = tmp_path / "endpoint.yaml"
         path.write_text(yaml.safe_dump(endpoint), encoding="utf-8")
-        results = run_command(endpoint=path, workload=SUITE, out=tmp_path / "runs", resume=None, quick=True,
-                              client_region=None, shard=None, progress=False)
+        results = run_command(
+            endpoint=path,
+            workload=SUITE,
+            out=tmp_path / "runs",
+            resume=None,
+            quick=True,
+            client_region=None,
+            shard=None,
+            progress=False,
+        )
         stats = emu.stats()
     docs = [json.loads(Path(p).read_text("utf-8")) for p in results]
     for doc, p in zip(docs, results, strict=True):
@@ -58,7 +68,9 @@ def total(docs: list[dict[str, Any]], key: str) -> dict[str, int]:
 
 
 def test_a_perfect_model_passes_every_task_and_only_tool_faults_cost_recovery(tmp_path: Path):
-    docs, stats = run_suite(tmp_path, {"agentic": {"split_arguments": True, "interleave_parallel": True}})
+    docs, stats = run_suite(
+        tmp_path, {"agentic": {"split_arguments": True, "interleave_parallel": True}}
+    )
     for doc in docs:
         a = doc["agentic"]
         assert a["success_rate"]["value"] == 1.0, (doc["workload"]["id"], a["tasks"])
@@ -77,14 +89,22 @@ def test_invalid_json_lowers_success_and_every_injected_call_is_counted_exactly(
     docs, stats = run_suite(tmp_path, {"agentic": {"invalid_json": 0.2, "split_arguments": True}})
     assert stats["agentic"]["invalid_json"] > 0
     assert total(docs, "calls")["invalid_json"] == stats["agentic"]["invalid_json"]
-    wins = sum(d["agentic"]["success_rate"]["value"] * d["agentic"]["success_rate"]["n"] for d in docs)
+    wins = sum(
+        d["agentic"]["success_rate"]["value"] * d["agentic"]["success_rate"]["n"] for d in docs
+    )
     n = sum(d["agentic"]["success_rate"]["n"] for d in docs)
     assert wins < n
     assert sum(d["agentic"]["retry_cost"]["repair"]["tokens"] for d in docs) > 0
 
 
 def test_every_injected_kind_lands_in_its_own_call_class(tmp_path: Path):
-    rates = {"invalid_json": 0.1, "unknown_tool": 0.1, "wrong_arguments": 0.1, "missing_id": 0.1, "skip_call": 0.1}
+    rates = {
+        "invalid_json": 0.1,
+        "unknown_tool": 0.1,
+        "wrong_arguments": 0.1,
+        "missing_id": 0.1,
+        "skip_call": 0.1,
+    }
     docs, stats = run_suite(tmp_path, {"agentic": rates})
     calls, injected = total(docs, "calls"), stats["agentic"]
     assert calls["invalid_json"] == injected.get("invalid_json", 0)

@@ -60,7 +60,12 @@ def test_ledger_prices_tokens_on_a_per_token_card_and_sums_per_tag():
     ledger.add("repair", 200, 20, 1.0)
     ledger.add("repair", 0, 0, 0.25)
     out = ledger.to_dict()
-    assert out["repair"] == {"requests": 2, "tokens": 220, "seconds": 1.25, "usd": pytest.approx(0.00024)}
+    assert out["repair"] == {
+        "requests": 2,
+        "tokens": 220,
+        "seconds": 1.25,
+        "usd": pytest.approx(0.00024),
+    }
     assert ledger.total_usd() == pytest.approx(0.00036)
     assert ledger.retry_usd() == pytest.approx(0.00024)
 

@@ -59,12 +59,16 @@ def sdk(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     calls = choice.message.tool_calls or []
     return {
         "content": choice.message.content or "",
-        "calls": [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in calls],
+        "calls": [
+            {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in calls
+        ],
     }
 
 
 def load(name: str) -> tuple[bytes, dict[str, Any]]:
-    return (CORPUS / f"{name}.sse").read_bytes(), json.loads((CORPUS / f"{name}.json").read_text("utf-8"))
+    return (CORPUS / f"{name}.sse").read_bytes(), json.loads(
+        (CORPUS / f"{name}.json").read_text("utf-8")
+    )
 
 
 def test_the_corpus_holds_at_least_twelve_streams_each_with_its_expectation():
@@ -122,7 +126,9 @@ def test_the_openai_sdk_agrees_except_where_the_corpus_names_why_it_is_wrong(nam
         return
     assert len(theirs["calls"]) == len(mine["calls"])
     for field in ("id", "name", "arguments"):
-        same = all(t[field] == m[field] for t, m in zip(theirs["calls"], mine["calls"], strict=True))
+        same = all(
+            t[field] == m[field] for t, m in zip(theirs["calls"], mine["calls"], strict=True)
+        )
         if field in differs:
             assert not same, f"the SDK now agrees on {field} for {name}"
         else:
@@ -134,7 +140,9 @@ def test_the_sdk_leaves_a_split_surrogate_pair_as_two_lone_surrogates():
     theirs = sdk(events(data))["calls"][0]["arguments"]
     with pytest.raises(UnicodeEncodeError):
         theirs.encode("utf-8")
-    assert json.loads(ours(events(data))["calls"][0]["arguments"])["note"] == "party \U0001f389 at 8"
+    assert (
+        json.loads(ours(events(data))["calls"][0]["arguments"])["note"] == "party \U0001f389 at 8"
+    )
 
 
 def test_the_sdk_concatenates_an_id_repeated_on_every_chunk():

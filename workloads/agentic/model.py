@@ -45,7 +45,7 @@ class Settings:
     stream: bool = True
     temperature: float | None = 0.0
     max_tokens: int | None = None
-    tool_choice: str | None = "auto"
+    tool_choice: str | dict[str, Any] | None = "auto"
     parallel_tool_calls: bool | None = None
 
 

@@ -1,0 +1,128 @@
+"""An agentic run against a real llama.cpp server (tiny random-weights model, chatml
+function calling): its calls are mostly wrong or cut off at max_tokens; the point is that every
+call lands in the right class, the run finishes, and the result validates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from epbench.schema import check_schema
+from tests.conftest import need
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+TOOL = {
+    "name": "get_weather",
+    "description": "Weather forecast for a city.",
+    "parameters": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["city", "days"],
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+    },
+    "implementation": {"type": "static", "response": {"forecast": "sunny"}},
+}
+
+
+def workload(max_tokens: int) -> dict[str, Any]:
+    return {
+        "kind": "agentic-workload",
+        "schema_version": 1,
+        "id": f"llama-tiny-{max_tokens}",
+        "version": "1.0",
+        "description": "A forced tool call from a random-weights model.",
+        "category": "single-call",
+        "trials": 2,
+        "timeout_s": 120,
+        "settings": {
+            "stream": True,
+            "temperature": 0,
+            "max_tokens": max_tokens,
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        },
+        "limits": {
+            "max_steps": 3,
+            "max_tool_errors": 2,
+            "retry": {"max_retries": 1, "backoff_s": 0.1},
+        },
+        "tools": [TOOL],
+        "tasks": [
+            {
+                "id": "paris",
+                "conversation": ["Weather in Paris for 3 days?"],
+                "reference": [
+                    {"calls": [{"tool": "get_weather", "arguments": {"city": "Paris", "days": 3}}]},
+                    {"reply": "Sunny."},
+                ],
+                "checks": {
+                    "calls": [{"tool": "get_weather", "arguments": {"city": "Paris", "days": 3}}],
+                    "reply_contains": ["sunny"],
+                },
+            }
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def llama_url():
+    try:
+        from tests.llama_fixture import llama_server
+    except ImportError as exc:
+        need(f"tests/llama_fixture.py is not importable: {exc}")
+    with llama_server() as base_url:
+        yield base_url
+
+
+def run(
+    tmp_path: Path, base_url: str, max_tokens: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from tests.test_llamacpp_serving import write_endpoint
+    from workloads.entry import run_command
+
+    path = tmp_path / f"wl-{max_tokens}.yaml"
+    path.write_text(json.dumps(workload(max_tokens)), encoding="utf-8")
+    results = run_command(
+        endpoint=write_endpoint(tmp_path / "llama.yaml", base_url),
+        workload=path,
+        out=tmp_path / "runs",
+        resume=None,
+        quick=False,
+        client_region=None,
+        shard=None,
+        progress=False,
+    )
+    result = json.loads(Path(results[0]).read_text("utf-8"))
+    events = [
+        json.loads(x) for x in (Path(results[0]).parent / "events.jsonl").read_text().splitlines()
+    ]
+    return result, events
+
+
+@pytest.mark.parametrize("max_tokens", [8, 48])
+def test_a_tiny_llama_run_finishes_validates_and_classifies_every_call(
+    tmp_path: Path, llama_url: str, max_tokens: int
+):
+    result, events = run(tmp_path, llama_url, max_tokens)
+    assert check_schema(result, "result", "result.json") == []
+    agentic = result["agentic"]
+    assert agentic["harness_faults"] == []
+    outcomes = agentic["tasks"][0]["outcomes"]
+    assert [o["trial"] for o in outcomes] == [0, 1]
+    requests = [e for e in events if e["type"] == "request"]
+    assert requests, "no request was journaled"
+    per_class: dict[str, int] = {}
+    for e in requests:
+        for cls, n in e["calls"].items():
+            per_class[cls] = per_class.get(cls, 0) + n
+        if e["class"] == "ok" and e["finish_reason"] == "length" and e["calls"]:
+            # cut at max_tokens inside the arguments: truncated, never passed off as invalid JSON
+            assert set(e["calls"]) <= {"stream_truncated", "ok", "unknown_tool", "schema_mismatch"}
+    assert {k: v for k, v in agentic["calls"].items() if v} == per_class
+    assert sum(per_class.values()) >= 1, "the forced tool choice produced no call at all"
+    if max_tokens == 8:
+        assert per_class.get("stream_truncated", 0) >= 1
