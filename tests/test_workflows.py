@@ -9,14 +9,18 @@ checks out or runs anything; timeouts and concurrency groups everywhere.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, need
 from workloads.matrix import MatrixJob
 
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
@@ -239,3 +243,135 @@ def test_ci_runs_every_check_the_issue_lists() -> None:
                     "epbench run --endpoint emulator --workload chat-short --quick",
                     "epbench run --endpoint emulator --workload workloads/agentic --quick"):
         assert command in scripts, command
+
+
+# --- the scripts inside the steps, run here with a stand-in `gh` ---
+
+FAKE_GH = """#!/usr/bin/env bash
+printf '%s\\n' "$*" >> "$FAKE_LOG"
+prev=""
+for arg in "$@"; do
+  if [ "$prev" = "--input" ]; then cp "$arg" "$FAKE_PAYLOAD"; fi
+  prev="$arg"
+done
+case "$*" in
+  *"/pulls/"*) echo "$FAKE_HEAD" ;;
+  *"--paginate"*) if [ -n "$FAKE_EXISTING" ]; then echo "$FAKE_EXISTING"; fi ;;
+esac
+exit 0
+"""
+
+
+def step_named(workflow: str, job: str, name: str) -> dict[str, Any]:
+    return next(s for s in WORKFLOWS[workflow]["jobs"][job]["steps"] if s.get("name") == name)
+
+
+def run_step(step: dict[str, Any], env: dict[str, str],
+             cwd: Path) -> subprocess.CompletedProcess[str]:
+    bash = shutil.which("bash")
+    assert bash is not None
+    full = {"PATH": os.environ["PATH"], "HOME": str(cwd), **env}
+    return subprocess.run([bash, "-e", "-c", step["run"]], cwd=cwd, env=full,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def comment_env(tmp_path: Path) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "pr-number").write_text("17\n")
+    (report / "report.md").write_text("## epbench validation: changes needed\n| a | b |\n")
+    return {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path),
+        "FAKE_LOG": str(tmp_path / "gh.log"), "FAKE_PAYLOAD": str(tmp_path / "sent.json"),
+        "FAKE_HEAD": "abc123", "FAKE_EXISTING": "", "GH_TOKEN": "x", "REPO": "o/r",
+        "HEAD_SHA": "abc123", "RUN_URL": "https://github.com/o/r/actions/runs/1",
+    }
+
+
+COMMENT_STEP = ("submission-comment.yml", "comment", "Post or update the sticky comment")
+
+
+def test_the_comment_step_posts_a_new_comment_whose_body_comes_from_a_file(
+    tmp_path: Path, comment_env: dict[str, str],
+) -> None:
+    if shutil.which("jq") is None:
+        need("jq is not installed (apt-get install jq; GitHub's runners have it)")
+    done = run_step(step_named(*COMMENT_STEP), comment_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    calls = (tmp_path / "gh.log").read_text().splitlines()
+    assert calls[0] == "api repos/o/r/pulls/17 --jq .head.sha"
+    assert calls[-1] == (
+        f"api --method POST repos/o/r/issues/17/comments --input {tmp_path}/payload.json --silent"
+    )
+    body = json.loads((tmp_path / "sent.json").read_text())["body"]
+    assert body.startswith("<!-- epbench-validation-report -->\n## epbench validation")
+    assert "commit abc123" in body
+
+
+def test_the_comment_step_updates_its_earlier_comment(
+    tmp_path: Path, comment_env: dict[str, str],
+) -> None:
+    if shutil.which("jq") is None:
+        need("jq is not installed (apt-get install jq; GitHub's runners have it)")
+    done = run_step(step_named(*COMMENT_STEP), {**comment_env, "FAKE_EXISTING": "555"}, tmp_path)
+    assert done.returncode == 0, done.stderr
+    last = (tmp_path / "gh.log").read_text().splitlines()[-1]
+    assert last.startswith("api --method PATCH repos/o/r/issues/comments/555 ")
+
+
+@pytest.mark.parametrize("number", ["17; touch PWNED", "$(touch PWNED)", "-1", "", "12345678901"])
+def test_the_comment_step_refuses_a_pr_number_that_is_not_digits(
+    tmp_path: Path, comment_env: dict[str, str], number: str,
+) -> None:
+    (tmp_path / "report" / "pr-number").write_text(number)
+    done = run_step(step_named(*COMMENT_STEP), comment_env, tmp_path)
+    assert done.returncode == 1
+    assert "not a pull request number" in done.stdout
+    assert not (tmp_path / "PWNED").exists()
+    assert not (tmp_path / "gh.log").exists()  # no API call at all
+
+
+def test_the_comment_step_will_not_comment_on_a_pr_at_another_commit(
+    tmp_path: Path, comment_env: dict[str, str],
+) -> None:
+    done = run_step(step_named(*COMMENT_STEP), {**comment_env, "FAKE_HEAD": "f00"}, tmp_path)
+    assert done.returncode == 0
+    assert "now at another commit" in done.stdout
+    assert len((tmp_path / "gh.log").read_text().splitlines()) == 1  # only the lookup
+
+
+def test_the_submission_step_keeps_the_report_and_exit_code_when_validate_rejects(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "pr"
+    (repo / "results" / "mallory").mkdir(parents=True)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                       check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    (repo / "README.md").write_text("base\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    (repo / "results" / "mallory" / "broken.json").write_text('{"kind": "result", ')
+    git("add", "-A")
+    git("commit", "-q", "-m", "hostile")
+    output = tmp_path / "output"
+    env = {"RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(output),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "BASE_REF": "main",
+           "PR_NUMBER": "17"}
+    done = run_step(step_named("submission.yml", "validate",
+                               "Validate what the pull request adds or changes"), env, repo)
+    assert done.returncode == 0, done.stderr  # the step succeeds; a later step fails the job
+    assert output.read_text() == "exit-code=1\n"
+    assert (tmp_path / "report" / "pr-number").read_text() == "17\n"
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "results/mallory/broken.json" in report and "invalid JSON" in report
