@@ -6,7 +6,9 @@ is how the subprocess started by `start_emulator` reports its port before it ser
 
 from __future__ import annotations
 
+import importlib
 import logging
+import os
 import socket
 import sys
 from pathlib import Path
@@ -34,26 +36,27 @@ def build_app(settings: EmulatorSettings, workload_dirs: list[Path] | None) -> E
 
 
 def _config(app: Any, **kwargs: Any) -> Any:
+    """uvicorn settings: uvloop and httptools when installed (the environment variables
+    EPBENCH_EMULATOR_LOOP / EPBENCH_EMULATOR_HTTP choose others, for bench/emulator_capacity.py).
+    """
     import uvicorn
 
-    try:
-        import uvloop  # noqa: F401
-
-        loop = "uvloop"
-    except ImportError:  # pragma: no cover - uvicorn[standard] brings it
-        loop = "asyncio"
-    try:
-        import httptools  # noqa: F401
-
-        http = "httptools"
-    except ImportError:  # pragma: no cover
-        http = "h11"
+    loop = os.environ.get("EPBENCH_EMULATOR_LOOP") or _first_importable("uvloop", "asyncio")
+    http = os.environ.get("EPBENCH_EMULATOR_HTTP") or _first_importable("httptools", "h11")
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
     return uvicorn.Config(
         app, loop=loop, http=http, lifespan="off", access_log=False, log_level="warning",
         timeout_keep_alive=60, backlog=2048, timeout_graceful_shutdown=2,
         server_header=False, date_header=False, **kwargs,
     )
+
+
+def _first_importable(name: str, fallback: str) -> str:
+    try:
+        importlib.import_module(name)
+    except ImportError:  # pragma: no cover - uvicorn[standard] brings both
+        return fallback
+    return name
 
 
 def serve_socket(app: EmulatorApp, sock: socket.socket) -> Any:
