@@ -48,6 +48,7 @@ class _Connection(asyncio.Protocol):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.transport: asyncio.Transport | None = None
+        self.parked: Callable[[], None] | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.closed = False
         self.reusable = False
@@ -116,6 +117,12 @@ class _Connection(asyncio.Protocol):
         self.complete = True
         self.reusable = self.parser.should_keep_alive()
         self.stop_watchdog()
+        parked = self.parked
+        if parked is not None:
+            # Released after [DONE] but before the body's end: now it may be reused.
+            self.parked = None
+            if self.reusable and self.error is None:
+                self.loop.call_soon(parked)
 
     # helpers
     def _wake(self) -> None:
@@ -327,10 +334,17 @@ class LeanTransport(httpx.AsyncBaseTransport):
     def _release(self, key: tuple[str, str, int], conn: _Connection) -> None:
         if conn.complete and conn.reusable and not conn.closed and conn.error is None:
             self._idle.setdefault(key, []).append(conn)
+        elif not conn.complete and not conn.closed and conn.error is None:
+            # The reader stopped at [DONE]; the body's last bytes are still on their way.
+            conn.parked = lambda: self._park(key, conn)
         else:
             conn._close()
             self._open.discard(conn)
         self._release_slot()
+
+    def _park(self, key: tuple[str, str, int], conn: _Connection) -> None:
+        if not conn.closed:
+            self._idle.setdefault(key, []).append(conn)
 
     async def aclose(self) -> None:
         for conn in list(self._open):

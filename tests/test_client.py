@@ -1,0 +1,353 @@
+"""The endpoint client: what counts as content, token counts, and one class per failure.
+
+Most tests drive the client through httpx.MockTransport (no server); the last ones run the
+lean transport against a raw asyncio server on loopback, to see real reads, real keep-alive
+and a real connection dropped mid-body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from workloads.client import ChatResponse, EndpointClient, parse_retry_after
+
+BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+SECRET = "sk-test-secret-value"
+
+
+def sse(obj: Any) -> bytes:
+    text = obj if isinstance(obj, str) else json.dumps(obj)
+    return f"data: {text}\n\n".encode()
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    return sse({"choices": [choice]})
+
+
+USAGE = sse({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 3}})
+DONE = b"data: [DONE]\n\n"
+
+
+class Parts(httpx.AsyncByteStream):
+    """A body delivered as separate reads, with optional pauses and a cut at the end."""
+
+    def __init__(self, parts: list[bytes | float], cut: bool = False) -> None:
+        self.parts = parts
+        self.cut = cut
+
+    async def __aiter__(self):  # type: ignore[override]
+        for part in self.parts:
+            if isinstance(part, float):
+                await asyncio.sleep(part)
+            else:
+                yield part
+        if self.cut:
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
+
+
+def run(
+    handler: Callable[[httpx.Request], httpx.Response],
+    body: dict[str, Any] | None = None,
+    keep_chunks: bool = False,
+    timeout_s: float = 5.0,
+) -> ChatResponse:
+    async def go() -> ChatResponse:
+        client = EndpointClient(
+            "http://endpoint.test/v1",
+            SECRET,
+            {"x-extra": "1"},
+            timeout_s,
+            4,
+            transport=httpx.MockTransport(handler),
+        )
+        try:
+            return await client.chat(body or BODY, keep_chunks=keep_chunks, request_id="c1-00001")
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
+def streaming(
+    parts: list[bytes | float],
+    cut: bool = False,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            status,
+            headers={"content-type": "text/event-stream", **(headers or {})},
+            stream=Parts(parts, cut),
+        )
+
+    return handler
+
+
+def test_role_only_first_chunk_and_usage_only_last_chunk_do_not_count_as_content():
+    res = run(
+        streaming(
+            [
+                chunk({"role": "assistant", "content": ""}),
+                0.03,
+                chunk({"content": "a"}),
+                chunk({"content": "b"}),
+                chunk({"content": "c"}, "stop"),
+                0.05,
+                USAGE,
+                DONE,
+            ]
+        )
+    )
+    assert res.error_class is None
+    assert res.content_events == 3 and len(res.itl_us) == 2
+    assert res.output_tokens == 3 and res.token_source == "usage" and res.input_tokens == 11
+    assert res.t_first_ns - res.t_send_ns >= 30_000_000  # the role chunk came 30 ms earlier
+    assert res.t_done_ns - res.t_last_ns >= 50_000_000  # the usage chunk did not extend E2E
+    assert res.finish_reason == "stop"
+
+
+def test_reasoning_and_tool_call_deltas_are_content():
+    res = run(
+        streaming(
+            [
+                chunk({"reasoning_content": "think"}),
+                chunk({"reasoning": "more"}),
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": 0, "id": "x", "function": {"name": "f", "arguments": ""}}
+                        ]
+                    }
+                ),
+                chunk({"content": ""}),
+                chunk({}, "tool_calls"),
+                DONE,
+            ]
+        )
+    )
+    assert res.error_class is None and res.content_events == 3
+
+
+def test_without_usage_the_token_count_falls_back_to_content_events():
+    res = run(streaming([chunk({"content": "a"}), chunk({"content": "b"}, "stop"), DONE]))
+    assert res.output_tokens == 2 and res.token_source == "chunks"
+
+
+def test_an_error_event_inside_a_200_stream_is_a_stream_error():
+    res = run(streaming([chunk({"content": "a"}), sse({"error": {"message": "boom"}}), DONE]))
+    assert res.error_class == "stream_error" and "boom" in (res.error or "")
+
+
+def test_malformed_data_is_a_stream_error():
+    res = run(streaming([chunk({"content": "a"}), b'data: {"choices": [{"del\n\n', DONE]))
+    assert res.error_class == "stream_error"
+
+
+def test_a_stream_cut_before_done_and_finish_reason_is_truncated():
+    res = run(streaming([chunk({"content": "a"}), chunk({"content": "b"})], cut=True))
+    assert res.error_class == "truncated" and res.status == 200
+
+
+def test_a_stream_ending_after_finish_reason_without_done_is_complete():
+    res = run(streaming([chunk({"content": "a"}), chunk({}, "stop")]))
+    assert res.error_class is None and res.output_tokens == 1
+
+
+def test_a_finished_stream_without_content_is_empty():
+    res = run(streaming([sse({"choices": []}), sse({"choices": []}), DONE]))
+    assert res.error_class == "empty"
+
+
+def test_429_is_rate_limited_with_its_retry_after():
+    res = run(streaming([b'{"error": "slow down"}'], status=429, headers={"retry-after": "2"}))
+    assert res.error_class == "rate_limited" and res.retry_after_s == 2.0 and res.status == 429
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"), [(500, "http_5xx"), (503, "http_5xx"), (404, "http_4xx")]
+)
+def test_error_statuses_get_their_class(status, cls):
+    assert run(streaming([b"nope"], status=status)).error_class == cls
+
+
+def test_no_response_at_all_is_a_connection_error():
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused")
+
+    res = run(refuse)
+    assert res.error_class == "connection" and res.status is None
+
+
+def test_a_read_timeout_is_a_timeout():
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out")
+
+    assert run(slow).error_class == "timeout"
+
+
+def test_requests_ask_for_usage_and_carry_the_key_and_request_id_in_headers_only():
+    seen: dict[str, Any] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen["body"] = json.loads(request.content)
+        seen["headers"] = request.headers
+        return httpx.Response(429, content=b"{}")
+
+    res = run(handler)
+    assert seen["body"]["stream_options"] == {"include_usage": True}
+    assert seen["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert seen["headers"]["x-request-id"] == "c1-00001"
+    assert seen["headers"]["x-extra"] == "1"
+    assert SECRET not in repr(res)
+
+
+def test_a_non_streamed_json_answer_is_one_content_event():
+    answer = {
+        "choices": [{"message": {"content": "hello"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 4, "completion_tokens": 2},
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=answer)
+
+    res = run(handler, body={**BODY, "stream": False}, keep_chunks=True)
+    assert res.error_class is None and res.output_tokens == 2
+    assert res.t_first_ns == res.t_last_ns and len(res.chunks) == 1
+
+
+def test_kept_chunks_are_parsed_with_their_arrival_times():
+    res = run(
+        streaming([chunk({"role": "assistant"}), chunk({"content": "a"}, "stop"), DONE]),
+        keep_chunks=True,
+    )
+    assert [c[1]["choices"][0]["delta"] for c in res.chunks] == [
+        {"role": "assistant"},
+        {"content": "a"},
+    ]
+    assert res.chunks[1][0] == res.t_first_ns
+
+
+def test_retry_after_accepts_seconds_and_http_dates():
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert parse_retry_after("soon") is None
+
+
+# --- the lean transport against a raw server on loopback -------------------------------------
+
+
+async def raw_server(script: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]):
+    server = await asyncio.start_server(script, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return head + await reader.readexactly(length)
+
+
+def chunked(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def lean_run(
+    script, requests: int = 1, timeout_s: float = 5.0
+) -> tuple[list[ChatResponse], dict[str, int]]:
+    counts = {"connections": 0}
+
+    async def counted(reader, writer):
+        counts["connections"] += 1
+        await script(reader, writer)
+
+    async def go():
+        server, port = await raw_server(counted)
+        client = EndpointClient(f"http://127.0.0.1:{port}/v1", None, None, timeout_s, 2)
+        try:
+            return [await client.chat(BODY) for _ in range(requests)]
+        finally:
+            await client.aclose()
+            server.close()
+
+    return asyncio.run(go()), counts
+
+
+def test_lean_transport_reads_a_chunked_stream_split_at_odd_places_and_reuses_the_connection():
+    stream = (
+        chunk({"role": "assistant"})
+        + chunk({"content": "é"})
+        + chunk({"content": "b"}, "stop")
+        + USAGE
+        + DONE
+    )
+
+    async def script(reader, writer):
+        for _ in range(2):
+            await read_request(reader)
+            writer.write(HEAD)
+            pieces = [stream[i : i + 7] for i in range(0, len(stream), 7)]
+            for piece in pieces[:-1]:  # HTTP chunks that cut events and UTF-8 apart
+                writer.write(chunked(piece))
+                await writer.drain()
+                await asyncio.sleep(0.001)
+            writer.write(chunked(pieces[-1]) + b"0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    results, counts = lean_run(script, requests=2)
+    assert [r.error_class for r in results] == [None, None]
+    assert [r.output_tokens for r in results] == [3, 3] and results[0].content_events == 2
+    assert counts["connections"] == 1
+
+
+def test_lean_transport_reports_a_connection_closed_mid_body_as_truncated():
+    async def script(reader, writer):
+        await read_request(reader)
+        writer.write(HEAD + chunked(chunk({"content": "a"})))
+        await writer.drain()
+        writer.close()
+
+    results, _ = lean_run(script)
+    assert results[0].error_class == "truncated"
+
+
+def test_lean_transport_times_out_a_silent_server():
+    async def script(reader, writer):
+        await read_request(reader)
+        writer.write(HEAD)
+        await writer.drain()
+        await asyncio.sleep(2.0)
+        writer.close()
+
+    results, _ = lean_run(script, timeout_s=0.3)
+    assert results[0].error_class == "timeout"
+    assert (results[0].t_done_ns - results[0].t_send_ns) / 1e9 < 1.5
+
+
+def test_lean_transport_reports_a_refused_connection():
+    async def go():
+        server, port = await raw_server(lambda r, w: None)
+        server.close()
+        await server.wait_closed()
+        client = EndpointClient(f"http://127.0.0.1:{port}/v1", None, None, 2.0, 2)
+        try:
+            return await client.chat(BODY)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(go()).error_class == "connection"
