@@ -1,0 +1,64 @@
+"""`epbench import mlperf-endpoints`: a submission folder built from the documented layout
+(results/<system>/<model>/r<N>/{point.yaml, result_summary.json, system_desc.json})."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from epbench.errors import InputError
+from generator.importers import import_results
+from generator.validate import validate_paths
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "mlperf"
+CURVE = FIXTURE / "acme-org" / "sub-0001" / "results" / "sys-h100x8-vllm" / "llama3-8b"
+
+
+def test_one_result_per_system_and_model_keeping_their_p90s(tmp_path: Path) -> None:
+    written = import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None)
+    assert len(written) == 1
+    result = json.loads(written[0].read_text())
+    assert result["source"]["format"] == "mlperf-endpoints"
+    assert any(u.startswith("pricing") for u in result["source"]["unmapped"])
+    points = {p["id"]: p for p in result["points"]}
+    assert list(points) == ["c1", "c16", "c64", "c256"]
+    c16 = points["c16"]
+    assert c16["ttft_ms"]["p90"] == pytest.approx(80.0)  # 80,000,000 ns
+    assert c16["tpot_ms"]["p90"] == pytest.approx(10.0)
+    assert c16["tps_per_user"] == pytest.approx(100.0)
+    assert c16["system_tps"] == pytest.approx(1_536_000 / 1024)
+    assert c16["requests"] == {"issued": 12000, "completed": 12000, "failed": 0}
+    assert [p["point"] for p in result["pareto"]] == ["c64", "c16", "c1"]
+    assert result["endpoint"]["hardware"] == {"accelerator": "NVIDIA H100 SXM", "count": 8,
+                                              "engine": "vLLM 0.11.0"}
+    assert result["submitter"]["display_name"] == "Acme Org"
+    assert result["started_at"] == "2026-10-01T00:00:00Z"  # test_started_at is 0: cohort month
+
+
+def test_the_imported_result_passes_validation(tmp_path: Path) -> None:
+    written = import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None)
+    report = validate_paths(written)
+    assert report.findings == [], report.render("text")
+
+
+def test_reimporting_gives_the_same_run_id(tmp_path: Path) -> None:
+    first = import_results("mlperf-endpoints", FIXTURE, tmp_path / "a" / "acme", None)
+    second = import_results("mlperf-endpoints", FIXTURE, tmp_path / "b" / "acme", None)
+    assert json.loads(first[0].read_text())["run_id"] == json.loads(second[0].read_text())["run_id"]
+
+
+def test_a_folder_without_points_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"point\.yaml"):
+        import_results("mlperf-endpoints", tmp_path, tmp_path / "out", "acme")
+
+
+def test_a_hostile_point_yaml_is_refused_not_executed(tmp_path: Path) -> None:
+    copy = tmp_path / "sub"
+    shutil.copytree(CURVE, copy / "results" / "sys" / "model")
+    bad = copy / "results" / "sys" / "model" / "r16" / "point.yaml"
+    bad.write_text("concurrency: !!python/object/apply:os.system ['false']\n")
+    with pytest.raises(InputError, match=r"point\.yaml"):
+        import_results("mlperf-endpoints", copy, tmp_path / "out" / "acme", None)
