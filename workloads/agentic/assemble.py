@@ -36,6 +36,7 @@ class AssembledCall:
     first_ns: int | None = None
     last_ns: int | None = None
     parts: list[str] = field(default_factory=list, repr=False)
+    chars: int = field(default=0, repr=False)
 
     def complete_json(self) -> bool:
         try:
@@ -174,14 +175,21 @@ class StreamAssembler:
                 slot.name += name  # a name streamed in pieces
         args = function.get("arguments")
         if isinstance(args, str) and args:
-            so_far = "".join(slot.parts)
-            if so_far and args == so_far and slot.complete_json():
+            # Only a fragment as long as all so far can repeat it (no join per chunk).
+            if (
+                slot.chars
+                and len(args) == slot.chars
+                and args == "".join(slot.parts)
+                and slot.complete_json()
+            ):
                 msg.quirks.add("args_repeated_whole")
             else:
                 slot.parts.append(args)
+                slot.chars += len(args)
         elif isinstance(args, dict | list):
             msg.quirks.add("args_object")
             slot.parts = [json.dumps(args, ensure_ascii=False)]
+            slot.chars = len(slot.parts[0])
 
     def message(self, choice: int = 0) -> AssembledMessage:
         """The assembled message of one choice (empty when the choice never appeared)."""
