@@ -34,8 +34,6 @@ def load_workloads(dirs: list[Path] | None) -> list[dict[str, Any]]:
 
     Files that are not agentic workloads, or cannot be loaded, are skipped with a warning.
     """
-    from epbench.schema import kind_of
-
     folders = dirs if dirs else [workloads_dir() / "agentic"]
     found: list[dict[str, Any]] = []
     for folder in folders:
@@ -49,9 +47,21 @@ def load_workloads(dirs: list[Path] | None) -> list[dict[str, Any]]:
             except EpbenchError as exc:
                 print(f"epbench emulator: skipping {exc}", file=sys.stderr)
                 continue
-            if kind_of(document) == "agentic-workload":
+            if _is_agentic(document):
                 found.append(document)
     return found
+
+
+def _is_agentic(document: Any) -> bool:
+    if not isinstance(document, dict):
+        return False
+    if document.get("kind") == "agentic-workload":
+        return True
+    if "$schema" not in document:
+        return False  # decided without importing jsonschema (slow), the common case
+    from epbench.schema import kind_of
+
+    return kind_of(document) == "agentic-workload"
 
 
 def make_player(

@@ -19,6 +19,7 @@ from workloads.emulator.faults import FAULT_KINDS, FaultDrawer
 from workloads.emulator.settings import Distribution, EmulatorSettings
 
 MAX_RECORDS = 200_000  # the request log keeps the newest this many (a long soak stays bounded)
+MAX_SEEN = 1_000_000  # bodies remembered for retry draws; past it the memory starts afresh
 AGENTIC_KINDS = ("invalid_json", "unknown_tool", "wrong_arguments", "missing_id", "skip_call")
 
 
@@ -69,6 +70,8 @@ class EmulatorState:
         whatever order their requests land in; a retry of the same body gets fresh draws.
         """
         digest = hashlib.blake2b(body, digest_size=16).digest()
+        if len(self._seen) >= MAX_SEEN:
+            self._seen.clear()
         seen = self._seen.get(digest, 0)
         self._seen[digest] = seen + 1
         return random.Random(f"{self.settings.seed}/{digest.hex()}/{seen}")
