@@ -1,0 +1,178 @@
+"""`epbench run` against the real emulator on loopback: sweeps, Poisson, burst, valid results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from epbench.documents import load_document
+from epbench.schema import check_schema
+from workloads.entry import run_command
+from workloads.journal import Journal
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.integration
+
+
+def fast_emulator(tmp_path: Path, **overrides: Any) -> Path:
+    """The shipped emulator endpoint, made fast: 2 ms per token, 32 slots."""
+    doc = load_document(ROOT / "endpoints" / "emulator.yaml")
+    doc["emulator"].update(
+        slots=32, ttft_ms=5, prefill_ms_per_1k_tokens=1, tpot_ms=2, tpot_growth=0.1, jitter=0.02
+    )
+    doc["emulator"].update(overrides)
+    path = tmp_path / "emulator.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def shared_endpoint(tmp_path_factory):
+    """One fast emulator for the module, and an endpoint file pointing at it (no emulator block)."""
+    from workloads.emulator.process import start_emulator
+
+    folder = tmp_path_factory.mktemp("endpoint")
+    doc = load_document(fast_emulator(folder, tpot_ms=0.5, tpot_growth=0.05))
+    with start_emulator(doc) as emu:
+        plain = {k: v for k, v in doc.items() if k != "emulator"}
+        plain["base_url"] = emu.base_url
+        path = folder / "plain.yaml"
+        path.write_text(yaml.safe_dump(plain), encoding="utf-8")
+        yield path
+
+
+def workload(tmp_path: Path, load: dict[str, Any], **extra: Any) -> Path:
+    doc = {
+        "kind": "serving-workload",
+        "schema_version": 1,
+        "id": "test-sweep",
+        "version": "1.0",
+        "description": "a small test workload",
+        "seed": 11,
+        "prompts": {
+            "input_tokens": {
+                "distribution": "normal",
+                "mean": 64,
+                "stddev": 8,
+                "min": 32,
+                "max": 96,
+            },
+            "max_tokens": 16,
+            "ignore_eos": True,
+        },
+        "load": load,
+        "slo": {"ttft_ms": 1000, "tpot_ms": 100},
+        "timeout_s": 30,
+        **extra,
+    }
+    path = tmp_path / "workload.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def run(tmp_path: Path, endpoint: Path, wl: Path, **kwargs: Any) -> dict[str, Any]:
+    paths = run_command(
+        endpoint=endpoint,
+        workload=wl,
+        out=tmp_path / "runs",
+        resume=None,
+        quick=kwargs.get("quick", False),
+        client_region="test-region",
+        shard=kwargs.get("shard"),
+        progress=False,
+    )
+    assert len(paths) == 1
+    result = json.loads(paths[0].read_text())
+    assert check_schema(result, "result", str(paths[0])) == []
+    return result
+
+
+def test_a_concurrency_sweep_shows_the_throughput_interactivity_trade_off(tmp_path):
+    load = {
+        "pattern": "concurrency",
+        "concurrency": [1, 2, 4, 8, 16],
+        "requests_per_point": 24,
+        "warmup_requests": 1,
+    }
+    result = run(tmp_path, fast_emulator(tmp_path), workload(tmp_path, load))
+    points = result["points"]
+    assert [p["concurrency"] for p in points] == [1, 2, 4, 8, 16]
+    system = [p["system_tps"] for p in points]
+    per_user = [p["tps_per_user"] for p in points]
+    assert system == sorted(system) and len(set(system)) == 5, system
+    assert per_user == sorted(per_user, reverse=True), per_user
+    for p in points:
+        assert p["requests"] == {"issued": 24, "completed": 24, "failed": 0, "warmup": 1}
+        assert p["tokens"]["output"] == 24 * 16 and p["tokens"]["source"] == "usage"
+        assert p["ttft_ms"]["n"] == 24 and p["ttft_ms"]["p50"] > 0
+    assert result["pareto"] and result["client"]["region"] == "test-region"
+    assert result["client"]["rtt_ms"] is not None
+    assert result["workload"]["pattern"] == "concurrency"
+    assert result["endpoint"]["base_url"] == "http://127.0.0.1:0/v1"  # as configured
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert len(run_dir.name) == 16 and result["run_id"] == run_dir.name
+    records = Journal.read(run_dir / "events.jsonl")
+    assert len(records) == 5 * 25 and len({r["request_id"] for r in records}) == 125
+
+
+def test_poisson_points_report_schedule_delay_and_latency_from_the_schedule(
+    tmp_path, shared_endpoint
+):
+    load = {
+        "pattern": "poisson",
+        "rates_rps": [20, 40],
+        "requests_per_point": 30,
+        "warmup_requests": 2,
+    }
+    result = run(tmp_path, shared_endpoint, workload(tmp_path, load))
+    for point in result["points"]:
+        assert "concurrency" not in point and point["rate"] in (20, 40)
+        delay = point["schedule_delay_ms"]
+        assert delay["n"] == 30 and 0 <= delay["p50"] < 20
+        # latency from the scheduled time is never shorter than from the send time
+        assert point["ttft_from_scheduled_ms"]["p50"] >= point["ttft_ms"]["p50"]
+    records = Journal.read(next((tmp_path / "runs").iterdir()) / "events.jsonl")
+    assert all(r["t_scheduled_ns"] is not None for r in records)
+
+
+def test_a_quick_burst_reports_phases_and_recovery(tmp_path, shared_endpoint):
+    load = {
+        "pattern": "burst",
+        "base_rate_rps": 10,
+        "spike_factor": 4,
+        "base_s": 2,
+        "spike_s": 1,
+        "recovery_s": 2,
+        "recovery_window_s": 1,
+    }
+    result = run(
+        tmp_path,
+        shared_endpoint,
+        workload(tmp_path, load, quick={"time_scale": 0.5}),
+        quick=True,
+    )
+    assert [p["phase"] for p in result["points"]] == ["base", "spike", "recovery"]
+    phases = result["burst"]["phases"]
+    assert [(ph["start_s"], ph["end_s"]) for ph in phases] == [(0.0, 1.0), (1.0, 1.5), (1.5, 2.5)]
+    assert [ph["rate_rps"] for ph in phases] == [10, 40, 10]
+    assert all(ph["requests"] > 0 and ph["ttft_p99_ms"] is not None for ph in phases)
+    recovery = result["burst"]["recovery_s"]
+    assert recovery is None or 0 <= recovery <= 0.5
+
+
+def test_the_shipped_chat_short_workload_quick_gives_a_valid_result(tmp_path, shared_endpoint):
+    wl = ROOT / "workloads" / "serving" / "chat-short.yaml"
+    result = run(tmp_path, shared_endpoint, wl, quick=True)
+    assert len(result["points"]) == 7 and result["settings"]["quick"] is True
+    assert all(p["requests"]["issued"] == 32 for p in result["points"])
+
+
+def test_a_shard_runs_only_its_points(tmp_path, shared_endpoint):
+    load = {"pattern": "concurrency", "concurrency": [1, 2, 4], "requests_per_point": 4}
+    result = run(tmp_path, shared_endpoint, workload(tmp_path, load), shard="2/2")
+    assert [p["id"] for p in result["points"]] == ["c2"]
