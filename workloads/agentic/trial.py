@@ -199,8 +199,8 @@ class TrialRun:
         policy = self.wl.limits.retry
         attempt, backoff = 0, 0.0
         while True:
-            request_id = f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}"
-            res = await self.client.chat(body, keep_chunks=True, request_id=request_id)
+            # No x-request-id header: llama-cpp-python answers 400 to any that is not a UUID.
+            res = await self.client.chat(body, keep_chunks=True)
             this_tag = tag if attempt == 0 else "transport"
             elapsed_s = max(0, res.t_done_ns - res.t_send_ns) / 1e9
             self.model_ns += max(0, res.t_done_ns - res.t_send_ns)
@@ -211,7 +211,7 @@ class TrialRun:
                 self.rec.calls["stream_truncated"] += len(msg.calls)
             else:
                 classified = self.classifier.classify(
-                    msg.calls, cut=False, length=msg.finish_reason == "length"
+                    msg.calls, cut=False, length=self._at_limit(msg, res)
                 )
                 for c in classified:
                     self.rec.calls[c.cls] += 1
@@ -240,6 +240,15 @@ class TrialRun:
             backoff = policy.backoff(attempt, res.retry_after_s)
             self.backoff_s += backoff
             await asyncio.sleep(backoff)
+
+    def _at_limit(self, msg: AssembledMessage, res: Any) -> bool:
+        """Stopped by max_tokens: said so, or (servers that report `tool_calls` for a forced
+        call cut short, as llama-cpp-python does) as many tokens as the limit allows. Counted
+        chunks qualify too: every counted chunk carries at least one token."""
+        if msg.finish_reason == "length":
+            return True
+        limit = self.wl.settings.max_tokens
+        return limit is not None and (res.output_tokens or 0) >= limit
 
     def _journal_request(
         self,
@@ -298,7 +307,7 @@ class TrialRun:
         messages.append(
             {
                 "role": "assistant",
-                "content": msg.content or None,
+                "content": msg.content or "",  # not null: llama-cpp-python rejects a null content
                 "tool_calls": [
                     {
                         "id": c.call_id,
