@@ -319,3 +319,29 @@ def test_the_request_carries_tools_and_workload_settings_and_the_next_user_turn(
     )
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert section["tasks"][0]["successes"] == 1
+
+
+def test_a_call_cut_at_max_tokens_is_truncated_even_when_the_server_says_tool_calls():
+    doc = workload(settings={"stream": True, "max_tokens": 10})
+    cut = ok(call_chunks('{"city": "Par'))  # 10 output tokens: the whole budget
+    section, _ = run(
+        doc, FakeClient([cut, ok(call_chunks('{"city": "Paris"}', "c2")), ok(reply_chunks("18"))])
+    )
+    assert section["calls"]["stream_truncated"] == 1 and section["calls"]["invalid_json"] == 0
+
+
+def test_an_invalid_call_below_the_token_limit_is_invalid_json_and_turns_carry_empty_content():
+    doc = workload(settings={"stream": True, "max_tokens": 50})
+    client = FakeClient(
+        [
+            ok(call_chunks('{"city": "Par')),
+            ok(call_chunks('{"city": "Paris"}', "c2")),
+            ok(reply_chunks("18")),
+        ]
+    )
+    section, _ = run(doc, client)
+    assert section["calls"]["invalid_json"] == 1 and section["calls"]["stream_truncated"] == 0
+    assistant = client.bodies[1]["messages"][1]
+    assert (
+        assistant["content"] == "" and assistant["tool_calls"][0]["function"]["arguments"] == "{}"
+    )
