@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import socket
 import ssl
+import struct
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -72,8 +75,8 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
 
-    def data_received(self, data: bytes) -> None:
-        self._t = _clock()
+    def data_received(self, data: bytes, t_ns: int | None = None) -> None:
+        self._t = t_ns or _clock()
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -308,6 +311,10 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 return conn
         scheme, host, port = key
         loop = asyncio.get_running_loop()
+        if scheme == "http" and KERNEL_STAMPS:
+            conn = await _stamped_connection(loop, host, port, timeout)
+            self._open.add(conn)
+            return conn
         context = None
         if scheme == "https":
             context = self._ssl or ssl.create_default_context()
@@ -351,3 +358,125 @@ class LeanTransport(httpx.AsyncBaseTransport):
             conn._close()
         self._open.clear()
         self._idle.clear()
+
+
+# --- kernel receive timestamps (Linux, plain HTTP) -------------------------------------------
+#
+# With SO_TIMESTAMPNS the kernel stamps each received packet as it enters the network stack.
+# Reading through recvmsg() gives that stamp with the data, so an arrival is timed even when
+# this process was waiting for a CPU (on a loaded machine that wait is often milliseconds).
+# The stamp is CLOCK_REALTIME; only its age is used (now_realtime - stamp), subtracted from
+# perf_counter_ns() read at the same moment, so clock steps and slewing do not leak in.
+
+_SO_TIMESTAMPNS = 35  # Linux (asm-generic); SCM_TIMESTAMPNS has the same value
+KERNEL_STAMPS = sys.platform == "linux"
+_READ_SIZE = 262_144
+_TIMESPEC = struct.Struct("qq").unpack_from
+
+
+class _StampedSocket:
+    """A minimal transport: non-blocking socket, add_reader + recvmsg, buffered writes."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, conn: _Connection
+    ) -> None:
+        self.loop = loop
+        self.sock = sock
+        self.conn = conn
+        self.fd = sock.fileno()
+        self._out = b""
+        self._closed = False
+        conn.connection_made(self)  # type: ignore[arg-type]
+        loop.add_reader(self.fd, self._readable)
+
+    def _readable(self) -> None:
+        try:
+            data, ancillary, _flags, _addr = self.sock.recvmsg(_READ_SIZE, 64)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
+        if not data:
+            self._lost(None)
+            return
+        t_ns = None
+        if ancillary:
+            payload = ancillary[0][2]
+            if len(payload) >= 16:
+                sec, nsec = _TIMESPEC(payload)
+                now = _clock()
+                age = time.time_ns() - (sec * 1_000_000_000 + nsec)
+                t_ns = now - age if age > 0 else now
+        self.conn.data_received(data, t_ns)
+
+    def write(self, data: bytes) -> None:
+        if self._closed:
+            return
+        if self._out:
+            self._out += data
+            return
+        try:
+            sent = self.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as exc:
+            self._lost(exc)
+            return
+        if sent < len(data):
+            self._out = data[sent:]
+            self.loop.add_writer(self.fd, self._writable)
+
+    def _writable(self) -> None:
+        try:
+            sent = self.sock.send(self._out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
+        self._out = self._out[sent:]
+        if not self._out:
+            self.loop.remove_writer(self.fd)
+
+    def close(self) -> None:
+        self._lost(None)
+
+    def _lost(self, exc: Exception | None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.loop.remove_reader(self.fd)
+        if self._out:
+            self.loop.remove_writer(self.fd)
+        self.sock.close()
+        self.conn.connection_lost(exc)
+
+
+async def _stamped_connection(
+    loop: asyncio.AbstractEventLoop, host: str, port: int, timeout: float | None
+) -> _Connection:
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise httpx.ConnectError(f"cannot resolve {host}: {exc}") from None
+    last: OSError | None = None
+    for family, kind, proto, _name, address in infos:
+        sock = socket.socket(family, kind, proto)
+        sock.setblocking(False)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+            await asyncio.wait_for(loop.sock_connect(sock, address), timeout)
+        except TimeoutError:
+            sock.close()
+            raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+        except OSError as exc:
+            sock.close()
+            last = exc
+            continue
+        conn = _Connection(loop)
+        _StampedSocket(loop, sock, conn)
+        return conn
+    reason = last.strerror if last is not None and last.strerror else str(last)
+    raise httpx.ConnectError(f"cannot connect to {host}:{port}: {reason}")
