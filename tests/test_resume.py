@@ -1,0 +1,119 @@
+"""SIGKILL in the middle of `epbench run`, then `--resume`: every planned request exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from epbench.documents import load_document
+from epbench.schema import check_schema
+from workloads.journal import Journal
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.integration
+
+
+def write_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    endpoint = load_document(ROOT / "endpoints" / "emulator.yaml")
+    endpoint["emulator"].update(
+        slots=16, ttft_ms=5, prefill_ms_per_1k_tokens=1, tpot_ms=3, jitter=0.0
+    )
+    workload = {
+        "kind": "serving-workload",
+        "schema_version": 1,
+        "id": "resume-test",
+        "version": "1.0",
+        "description": "killed and resumed",
+        "seed": 5,
+        "prompts": {
+            "input_tokens": {"distribution": "fixed", "value": 32},
+            "max_tokens": 16,
+            "ignore_eos": True,
+        },
+        "load": {
+            "pattern": "concurrency",
+            "concurrency": [1, 2, 4],
+            "requests_per_point": 30,
+            "warmup_requests": 2,
+        },
+    }
+    ep_path, wl_path = tmp_path / "emulator.yaml", tmp_path / "resume-test.yaml"
+    ep_path.write_text(yaml.safe_dump(endpoint), encoding="utf-8")
+    wl_path.write_text(yaml.safe_dump(workload), encoding="utf-8")
+    return ep_path, wl_path
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "epbench.cli", "run", "--no-progress", *args]
+
+
+def test_a_run_killed_with_sigkill_is_finished_by_resume_with_every_request_once(tmp_path):
+    endpoint, workload = write_inputs(tmp_path)
+    out = tmp_path / "runs"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        cli("--endpoint", str(endpoint), "--workload", str(workload), "--out", str(out)),
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        journal = None
+        while time.monotonic() < deadline:
+            runs = list(out.glob("*/events.jsonl")) if out.exists() else []
+            if runs and len(runs[0].read_bytes().splitlines()) >= 25:
+                journal = runs[0]
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        assert journal is not None, "the run never got 25 requests into its journal"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    run_dir = journal.parent
+    before = Journal.read(journal)
+    assert 25 <= len(before) < 96 and not (run_dir / "result.json").exists()
+
+    done = subprocess.run(
+        cli("--endpoint", str(endpoint), "--workload", str(workload), "--resume", str(run_dir)),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(run_dir / "result.json")
+
+    plan = json.loads((run_dir / "plan.json").read_text())
+    planned = [r["request_id"] for p in plan["points"] for r in p["requests"]]
+    records = Journal.read(journal)
+    counts = Counter(r["request_id"] for r in records)
+    assert len(planned) == 96
+    assert set(counts) == set(planned) and max(counts.values()) == 1
+    assert all(r["request_id"] in counts for r in before)  # nothing journaled before was redone
+
+    result = json.loads((run_dir / "result.json").read_text())
+    assert check_schema(result, "result", "result.json") == []
+    assert result["run_id"] == run_dir.name
+    assert [p["requests"]["issued"] + p["requests"]["warmup"] for p in result["points"]] == [
+        32,
+        32,
+        32,
+    ]
