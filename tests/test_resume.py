@@ -117,3 +117,21 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume_with_every_request_once
         32,
         32,
     ]
+
+
+def test_a_torn_last_journal_line_is_dropped_and_cut_before_appending(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"request_id": "a"}\n{"request_id": "b"}\n{"request_id": "c", "cla')
+    assert [r["request_id"] for r in Journal.read(path)] == ["a", "b"]
+    with Journal(path) as journal:
+        journal.append({"request_id": "c"})
+    assert [r["request_id"] for r in Journal.read(path)] == ["a", "b", "c"]
+
+
+def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
+    from epbench.errors import RunError
+
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"request_id": "a"}\nnot json\n{"request_id": "b"}\n')
+    with pytest.raises(RunError, match="line 2"):
+        Journal.read(path)

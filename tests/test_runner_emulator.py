@@ -176,3 +176,116 @@ def test_a_shard_runs_only_its_points(tmp_path, shared_endpoint):
     load = {"pattern": "concurrency", "concurrency": [1, 2, 4], "requests_per_point": 4}
     result = run(tmp_path, shared_endpoint, workload(tmp_path, load), shard="2/2")
     assert [p["id"] for p in result["points"]] == ["c2"]
+
+
+# --- runner pieces without a server ---------------------------------------------------------
+
+
+def mock_context(tmp_path, handler, workload_path):
+    import httpx
+
+    from workloads.client import EndpointClient
+    from workloads.context import RunContext
+    from workloads.journal import Journal as J
+
+    client = EndpointClient(
+        "http://mock.test/v1", None, None, 5.0, 4, transport=httpx.MockTransport(handler)
+    )
+    journal = J(tmp_path / "events.jsonl")
+    endpoint = load_document(ROOT / "endpoints" / "emulator.yaml")
+    return RunContext(
+        run_id="0" * 16,
+        run_dir=tmp_path,
+        endpoint=endpoint,
+        base_url="http://mock.test/v1",
+        client=client,
+        journal=journal,
+    )
+
+
+def test_opt_in_retries_honour_retry_after_and_are_reported_apart(tmp_path):
+    import asyncio
+
+    import httpx
+
+    from workloads.plan import build_plan
+    from workloads.runner import ServingRunner
+    from workloads.summary import summarize_run
+    from workloads.workload import load_serving_workload
+
+    attempts: dict[str, int] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        rid = request.headers["x-request-id"]
+        attempts[rid] = attempts.get(rid, 0) + 1
+        if attempts[rid] == 1:
+            return httpx.Response(429, headers={"retry-after": "0.05"}, content=b"{}")
+        body = (
+            b'data: {"choices":[{"delta":{"content":"a"}}]}\n\n'
+            b'data: {"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}\n\n'
+            b"data: [DONE]\n\n"
+        )
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    load = {"pattern": "concurrency", "concurrency": [2], "requests_per_point": 4}
+    retry = {"enabled": True, "max_retries": 2, "backoff_s": 5.0, "honour_retry_after": True}
+    wl = load_serving_workload(workload(tmp_path, load, retry=retry))
+    plan = build_plan(wl, "0" * 16, quick=False)
+    ctx = mock_context(tmp_path, handler, wl.path)
+
+    async def go():
+        try:
+            return await ServingRunner(ctx, wl, plan).run()
+        finally:
+            await ctx.client.aclose()
+
+    records = asyncio.run(go())
+    assert all(r["class"] == "ok" and r["attempts"] == 2 for r in records)
+    assert all(0.04 < r["retry_s"] < 1.0 for r in records)  # Retry-After, not the 5 s backoff
+    summary = summarize_run(plan, records, {})
+    assert summary["retries"]["requests"] == 4
+    assert summary["points"][0]["requests"]["issued"] == 4
+
+
+def test_retries_are_off_unless_the_workload_enables_them(tmp_path):
+    import asyncio
+
+    import httpx
+
+    from workloads.plan import build_plan
+    from workloads.runner import ServingRunner
+    from workloads.workload import load_serving_workload
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, content=b"busy")
+
+    load = {"pattern": "concurrency", "concurrency": [1], "requests_per_point": 3}
+    wl = load_serving_workload(workload(tmp_path, load))
+    ctx = mock_context(tmp_path, handler, wl.path)
+
+    async def go():
+        try:
+            return await ServingRunner(ctx, wl, build_plan(wl, "0" * 16, quick=False)).run()
+        finally:
+            await ctx.client.aclose()
+
+    records = asyncio.run(go())
+    assert [(r["class"], r["attempts"]) for r in records] == [("http_5xx", 1)] * 3
+
+
+def test_an_api_key_comes_from_the_named_variable_and_never_shows(tmp_path):
+    from epbench.errors import RunError
+    from workloads.endpoint import load_endpoint
+
+    doc = load_document(ROOT / "endpoints" / "emulator.yaml")
+    doc.pop("emulator")
+    doc["api_key_env"] = "EPBENCH_TEST_KEY"
+    path = tmp_path / "keyed.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(RunError, match="EPBENCH_TEST_KEY"):
+        load_endpoint(path, environ={})
+    endpoint = load_endpoint(path, environ={"EPBENCH_TEST_KEY": "sk-very-secret"})
+    assert endpoint.api_key == "sk-very-secret"
+    assert "sk-very-secret" not in repr(endpoint) and "sk-very-secret" not in json.dumps(
+        endpoint.doc
+    )

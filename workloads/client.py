@@ -236,8 +236,8 @@ async def _read_stream(
 
         await body.drain(sink)
     else:
-        raw = "content-encoding" not in response.headers
-        async for data in response.aiter_raw() if raw else response.aiter_bytes():
+        # Other transports: httpx's decoded byte iterator (handles any content-encoding).
+        async for data in response.aiter_bytes():
             # The transport's arrival stamp when it has one; else now (before any decoding).
             t = getattr(data, "t_ns", 0) or _clock()
             for payload in feed(data):
