@@ -88,7 +88,8 @@ def run_command(
                 f"{resume}: no workload in {workload} matches the one this run started with"
             )
     results = []
-    with _endpoint_url(ep) as base_url:
+    agentic_dirs = sorted({p.parent for p, d, _ in docs if d.get("kind") == "agentic-workload"})
+    with _endpoint_url(ep, agentic_dirs or None) as base_url:
         for path, doc, _sha in docs:
             kind = doc.get("kind")
             if kind == "serving-workload":
@@ -123,14 +124,14 @@ def _workload_files(path: Path) -> list[Path]:
 
 
 @contextlib.contextmanager
-def _endpoint_url(ep: Endpoint) -> Iterator[str]:
+def _endpoint_url(ep: Endpoint, workload_dirs: list[Path] | None) -> Iterator[str]:
     """The base URL to send to; starts (and then stops) the emulator for an `emulator:` block."""
     if ep.emulator is None:
         yield ep.base_url
         return
     from workloads.emulator.process import start_emulator
 
-    emulator = start_emulator(ep.doc)
+    emulator = start_emulator(ep.doc, workload_dirs)
     try:
         yield emulator.base_url
     finally:
