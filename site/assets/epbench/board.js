@@ -22,8 +22,8 @@
     'metric'];
   var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
     'submitter', 'hardware', 'region', 'client_region', 'division'];
-  var PAGE_SIZE = 200;
-  var FAINT_POINTS_LIMIT = 3000;
+  var PAGE_SIZE = 100;
+  var FAINT_POINTS_LIMIT = 1000;
   var ALT_ROWS_LIMIT = 500;
 
   var configEl = document.getElementById('epb-board-config');
@@ -51,13 +51,25 @@
     return node;
   }
 
+  // Thousands separators without Intl: toLocaleString costs ~20 us a call, too much for
+  // thousands of cells per filter change.
+  function grouped(n) {
+    var text = String(Math.abs(n));
+    var out = '';
+    while (text.length > 3) {
+      out = ',' + text.slice(-3) + out;
+      text = text.slice(0, -3);
+    }
+    return (n < 0 ? '-' : '') + text + out;
+  }
+
   function fmt(value) {
     if (value === null || value === undefined) { return '\u2014'; }
     if (typeof value === 'boolean') { return value ? 'yes' : 'no'; }
     if (Array.isArray(value)) { return value.join(', '); }
     if (typeof value === 'number') {
-      if (Number.isInteger(value)) { return value.toLocaleString('en-US'); }
-      if (Math.abs(value) >= 10000) { return Math.round(value).toLocaleString('en-US'); }
+      if (Number.isInteger(value)) { return grouped(value); }
+      if (Math.abs(value) >= 10000) { return grouped(Math.round(value)); }
       return String(Number(value.toPrecision(4)));
     }
     if (typeof value === 'object') { return JSON.stringify(value); }
@@ -168,7 +180,8 @@
       var xn = x === null || x === undefined, yn = y === null || y === undefined;
       if (xn || yn) { return xn && yn ? 0 : (xn ? 1 : -1); }  // missing values last
       if (typeof x === 'number' && typeof y === 'number') { return sign * (x - y); }
-      return sign * String(x).localeCompare(String(y));
+      x = String(x); y = String(y);
+      return x < y ? -sign : (x > y ? sign : 0);
     };
   }
 
@@ -562,19 +575,39 @@
     chartAlt = details;
   }
 
+  // A fixed pixel width, read once: with width "container" Vega measures its container on
+  // every run, which forces a layout of the whole page (and the table) on each filter change.
+  function chartWidth() {
+    return Math.max(280, Math.floor(chartHost.getBoundingClientRect().width) - 190);
+  }
+
   function embed(c) {
     var holder = el('div', { 'class': 'epb-chart-view', 'data-chart': c.id });
     chartHost.appendChild(holder);
     var entry = { cfg: c, el: holder, view: null, ready: null };
-    entry.ready = window.vegaEmbed(holder, c.spec, {
-      mode: 'vega-lite', actions: false, renderer: 'svg', ast: true,
+    var spec = Object.assign({}, c.spec, { width: chartWidth() });
+    entry.ready = window.vegaEmbed(holder, spec, {
+      mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,
       logLevel: 1  // vega.Error: an empty selection is not worth a console warning
     }).then(function (result) { entry.view = result.view; return entry; });
     charts[c.id] = entry;
     return entry;
   }
 
-  function renderChart(runIds) {
+  var resizeTimer = null;
+  window.addEventListener('resize', function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () {
+      Object.keys(charts).forEach(function (id) {
+        var view = charts[id].view;
+        if (view) { view.width(chartWidth()).runAsync(); }
+      });
+    }, 200);
+  });
+
+  function renderChart(runIds, timings) {
+    timings = timings || {};
+    var c0 = performance.now();
     if (!config.charts.length || typeof window.vegaEmbed !== 'function') {
       return Promise.resolve();
     }
@@ -586,14 +619,20 @@
     var entry = charts[c.id] || embed(c);
     entry.el.hidden = false;
     var rows = chartRows(c, runIds);
+    timings.reduce_ms = performance.now() - c0;
     var series = new Set(rows.map(function (r) { return r.series; })).size;
     document.getElementById('epb-chart-summary').textContent =
       c.title + ': ' + rows.length + ' marks in ' + series + ' series.';
+    var a0 = performance.now();
     renderAlt(c, rows);
+    timings.alt_ms = performance.now() - a0;
     return entry.ready.then(function (e) {
+      var v0 = performance.now();
       // The bundle's window.vega is not the module, but every View is a Dataflow with changeset().
       var cs = e.view.changeset().remove(function () { return true; }).insert(rows);
-      return e.view.change(c.dataset, cs).runAsync();
+      return e.view.change(c.dataset, cs).runAsync().then(function () {
+        timings.vega_ms = performance.now() - v0;
+      });
     });
   }
 
@@ -602,10 +641,15 @@
     var t0 = performance.now();
     filtered = mainRows.filter(function (row) { return passes(row, state); });
     filtered.sort(compare(state.sort, state.dir));
+    var t1 = performance.now();
     renderTable();
+    var t2 = performance.now();
     var runIds = new Set(filtered.map(function (r) { return r.run_id; }));
-    pending = renderChart(runIds).then(function () {
-      board.lastRenderMs = performance.now() - t0;
+    var timings = { filter_ms: t1 - t0, table_ms: t2 - t1 };
+    pending = renderChart(runIds, timings).then(function () {
+      timings.total_ms = performance.now() - t0;
+      board.timings = timings;
+      board.lastRenderMs = timings.total_ms;
       host.setAttribute('data-renders', String(++board.renders));
     }, function (err) {
       host.setAttribute('data-chart-error', String(err && err.message || err));
@@ -620,6 +664,10 @@
     idle: function () { return pending; },
     visibleRunIds: function () {
       return Array.prototype.map.call(tbody.rows, function (tr) { return tr.getAttribute('data-run'); });
+    },
+    view: function () {
+      var entry = charts[state.chart];
+      return entry ? entry.view : null;
     },
     chartData: function () {
       var entry = charts[state.chart];

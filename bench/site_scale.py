@@ -1,0 +1,118 @@
+"""How the static site scales: build time for N results, and filter time in Chromium.
+
+    python bench/site_scale.py                 # 10,000 results (the issue's target)
+    python bench/site_scale.py --results 2000  # a quicker look
+
+Generates N schema-valid results (tests/browser/site_data.py: 8 endpoints, 3 client regions,
+serving sweeps of 6 points, one in five agentic), runs what `epbench build` runs on them
+(tables, then the site, timed apart), then opens the Serving leaderboard in headless Debian
+Chromium and times a filter change: from the <select> change event until the table is rebuilt and the chart's
+Vega view has run its changeset, plus one animation frame. Prints both figures against their
+targets (build < 60 s, filter < 100 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.harness import browser, chromium_path, open_page, serve, wait_for_board  # noqa: E402
+from tests.browser.site_data import write_results  # noqa: E402
+
+MEASURE = """async ([id, value]) => {
+  const control = document.getElementById(id);
+  const t0 = performance.now();
+  control.value = value;
+  control.dispatchEvent(new Event('change'));
+  await window.epbBoard.idle();
+  await new Promise(resolve => requestAnimationFrame(() => resolve()));
+  return performance.now() - t0;
+}"""
+
+
+def build(results: Path, out: Path) -> tuple[float, float]:
+    """Seconds for the two halves of `epbench build` (generator.site.build_site's body, run
+    in this process): the tables (validation and aggregation), then the site itself."""
+    from generator.site import build_site_from_tables
+    from generator.tables import build_tables, write_tables
+
+    start = time.perf_counter()
+    tables = build_tables(results, ROOT)
+    middle = time.perf_counter()
+    build_site_from_tables(tables, results, out, ROOT, "", write=write_tables)
+    return middle - start, time.perf_counter() - middle
+
+
+def filter_times(site: Path, rounds: int) -> tuple[list[float], float, int]:
+    """Filter-change times (ms) on the Serving page, page-ready time (s), rows in the table."""
+    with serve(site) as base, browser() as chrome:
+        page, log = open_page(chrome)
+        start = time.perf_counter()
+        page.goto(base + "serving/?emulated=1")
+        wait_for_board(page)
+        ready = time.perf_counter() - start
+        total = len(page.evaluate("() => window.epbBoard.visibleRunIds()"))
+        options = page.eval_on_selector_all("#epb-f-provider option", "os => os.map(o => o.value)")
+        times = []
+        for i in range(rounds):
+            value = options[1 + i % (len(options) - 1)] if i % 2 == 0 else ""
+            times.append(page.evaluate(MEASURE, ["epb-f-provider", value]))
+        for chart in ("ttft", "cost", "pareto"):  # every serving chart follows the filter too
+            page.click(f"button[data-chart='{chart}']")
+            page.evaluate("() => window.epbBoard.idle()")
+            times.append(page.evaluate(MEASURE, ["epb-f-provider", options[1]]))
+            times.append(page.evaluate(MEASURE, ["epb-f-provider", ""]))
+        if log.problems():
+            print("browser problems:", log.problems()[:5])
+        return times, ready, total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=int, default=10_000, help="how many results")
+    parser.add_argument("--rounds", type=int, default=20, help="filter changes to time")
+    parser.add_argument("--keep", type=Path, default=None, help="work here and keep it")
+    args = parser.parse_args()
+    logging.basicConfig(format="  %(message)s")
+    logging.getLogger("generator.site").setLevel(logging.INFO)
+
+    with tempfile.TemporaryDirectory(prefix="epbench-scale-") as tmp:
+        work = args.keep or Path(tmp)
+        results, out = work / "results", work / "_site"
+        if not results.is_dir():
+            start = time.perf_counter()
+            write_results(results, args.results)
+            print(f"generated {args.results} results in {time.perf_counter() - start:.1f} s")
+        load = os.getloadavg()[0]
+        tables_s, site_s = build(results, out)
+        seconds = tables_s + site_s
+        pages = sum(1 for _ in (out / "runs").glob("*/index.html"))
+        print(f"build: {seconds:.1f} s for {args.results} results ({pages} result pages): "
+              f"tables {tables_s:.1f} s + site {site_s:.1f} s [target < 60 s] "
+              f"{'OK' if seconds < 60 else 'OVER'} (load average {load:.1f} on "
+              f"{os.cpu_count()} cores)")
+        if chromium_path() is None:
+            print("filter: not measured (no chromium/playwright)")
+            return 0
+        load = os.getloadavg()[0]
+        times, ready, rows = filter_times(out, args.rounds)
+        median, worst = statistics.median(times), max(times)
+        print(f"page ready: {ready:.2f} s ({rows} table rows rendered)")
+        print(f"filter change -> table and chart updated: median {median:.1f} ms, "
+              f"max {worst:.1f} ms over {len(times)} changes [target < 100 ms] "
+              f"{'OK' if median < 100 else 'OVER'} (best {min(times):.1f} ms; load average "
+              f"{load:.1f} on {os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
