@@ -7,8 +7,8 @@ Generates N schema-valid results (tests/browser/site_data.py: 8 endpoints, 3 cli
 serving sweeps of 6 points, one in five agentic), runs what `epbench build` runs on them
 (tables, then the site, timed apart), then opens the Serving leaderboard in headless Debian
 Chromium and times a filter change: from the <select> change event until the table is
-rebuilt and the chart's Vega view has run its changeset, plus one animation frame. Prints both figures against their
-targets (build < 60 s, filter < 100 ms).
+rebuilt and the chart's Vega view has run its changeset, plus one animation frame. Prints
+both figures against their targets (build < 60 s, filter < 100 ms).
 """
 
 from __future__ import annotations
