@@ -193,6 +193,19 @@ def test_an_invalid_emulator_setting_names_its_pointer_and_starts_no_process():
     assert "(and 1 more)" in message
 
 
+def test_the_listening_socket_is_tcp_with_nodelay_for_accepted_sockets_to_inherit():
+    import socket
+
+    from workloads.emulator.server import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP  # asyncio sets TCP_NODELAY only for this proto
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        sock.close()
+
+
 def test_serve_rejects_a_missing_or_broken_file_in_one_line(tmp_path):
     with pytest.raises(InputError, match="not found"):
         serve(tmp_path / "nope.yaml", "127.0.0.1", 0, None)

@@ -86,8 +86,13 @@ def serve(config: Path, host: str, port: int, workload_dirs: list[Path] | None) 
 def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket (port 0: the kernel picks a free one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when the
+    # proto says TCP. Without it Nagle holds each small SSE chunk until the previous one is
+    # acknowledged, and the client's delayed ACK makes that up to 40 ms. Set on the listening
+    # socket too, which accepted sockets inherit on Linux.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
