@@ -26,7 +26,7 @@ from generator.checks.dates import run_date
 from generator.checks.expansion import load_untrusted
 from generator.checks.pareto import frontier
 from generator.disclosure import disclosure
-from generator.report import Report
+from generator.report import Report, status_for
 from generator.validate import Checked, validate_documents
 
 IDENTITY = ["run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
@@ -106,19 +106,57 @@ def _p(dist: dict[str, Any] | None, key: str) -> float | None:
     return None if not dist else dist.get(key)
 
 
+_TODAY: dict[tuple[str, str, int], cost.Card | None] = {}
+
+
+def _card_today(project: Path, endpoint_id: str) -> cost.Card | None:
+    """Today's card for an endpoint, read once per process (re-read when the file changes)."""
+    stamp = 0
+    for suffix in (".yaml", ".yml", ".json"):
+        path = project / "endpoints" / f"{endpoint_id}{suffix}"
+        if path.is_file():
+            stamp = path.stat().st_mtime_ns
+            break
+    key = (str(project), endpoint_id, stamp)
+    if key not in _TODAY:
+        _TODAY[key] = cost.todays_card(project, endpoint_id) if stamp else None
+    return _TODAY[key]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The table rows one valid result contributes."""
+
+    runs: list[dict[str, Any]]
+    points: list[dict[str, Any]]
+    agentic: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RowMaker:
+    """Builds one result's rows; picklable, so it runs in the validation workers."""
+
+    results_dir: Path
+    project: Path
+
+    def __call__(self, item: Checked) -> Rows | None:
+        if item.kind != "result" or item.document is None:
+            return None
+        builder = _Builder(self.results_dir, self.project)
+        builder.add(item)
+        return Rows(builder.runs, builder.points, builder.agentic)
+
+
 class _Builder:
     def __init__(self, results_dir: Path, project: Path) -> None:
         self.results_dir = results_dir
         self.project = project
-        self.today: dict[str, cost.Card | None] = {}
         self.runs: list[dict[str, Any]] = []
         self.points: list[dict[str, Any]] = []
         self.agentic: list[dict[str, Any]] = []
 
     def card_today(self, endpoint_id: str) -> cost.Card | None:
-        if endpoint_id not in self.today:
-            self.today[endpoint_id] = cost.todays_card(self.project, endpoint_id)
-        return self.today[endpoint_id]
+        return _card_today(self.project, endpoint_id)
 
     def result_path(self, path: Path) -> str:
         try:
@@ -342,10 +380,16 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
 def tables_from_checked(checked: list[Checked], report: Report, results_dir: Path,
                         project: Path) -> Tables:
     """Tables from already-validated files (their documents are kept unless rejected)."""
+    make = RowMaker(results_dir, project)
     builder = _Builder(results_dir, project)
     for item in checked:
-        if item.kind == "result" and item.document is not None:
-            builder.add(item)
+        if item.kind != "result" or status_for(item.findings) == "rejected":
+            continue
+        rows = item.derived if isinstance(item.derived, Rows) else make(item)
+        if rows is not None:
+            builder.runs += rows.runs
+            builder.points += rows.points
+            builder.agentic += rows.agentic
     runs = pd.DataFrame(builder.runs, columns=RUN_COLUMNS)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
@@ -362,7 +406,8 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
 def build_tables(results_dir: Path, project: Path) -> Tables:
     """Validate every file under results_dir and aggregate the ones that were not rejected."""
     if results_dir.is_dir():
-        report, checked = validate_documents([results_dir], None, None)
+        report, checked = validate_documents([results_dir], None, None,
+                                             post=RowMaker(results_dir, project))
     else:
         report, checked = Report(), []
     return tables_from_checked(checked, report, results_dir, project)

@@ -26,6 +26,7 @@ from epbench.paths import project_dir
 from epbench.schema import check_schema, kind_of
 from generator.checks import WorkloadIndex, check_endpoint, check_result
 from generator.checks.expansion import load_untrusted
+from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
 from generator.report import FileStatus, Report, status_for
@@ -40,26 +41,35 @@ POOL_MIN_FILES = 1500
 
 @dataclass
 class Checked:
-    """One file's outcome; `document` is kept only when the file was not rejected."""
+    """One file's outcome. `document` is kept when the file passed its schema (and dropped
+    once it is rejected); `derived` is what a `post` step computed from it in the worker."""
 
     path: Path
     display: str
     kind: str | None
     findings: list[Finding] = field(default_factory=list)
     document: Any = None
+    run_id: str | None = None
+    identity: dict[str, str | None] = field(default_factory=dict)
+    derived: Any = None
+
+    def remember(self, document: Any) -> None:
+        """Keep the schema-valid document and what the report says about it."""
+        self.document = document
+        if self.kind == "result":
+            self.run_id = document["run_id"]
+            self.identity = {
+                "endpoint": document["endpoint"]["id"],
+                "workload": document["workload"]["id"],
+                "submitter": (document.get("submitter") or {}).get("name"),
+            }
+        elif self.kind == "endpoint":
+            self.identity = {"endpoint": document["id"]}
+        elif self.kind in ("serving-workload", "agentic-workload"):
+            self.identity = {"workload": document["id"]}
 
     def status(self) -> FileStatus:
-        entry = FileStatus(self.display, self.kind, status_for(self.findings))
-        doc = self.document
-        if isinstance(doc, dict) and self.kind == "result":
-            entry.endpoint = doc["endpoint"]["id"]
-            entry.workload = doc["workload"]["id"]
-            entry.submitter = (doc.get("submitter") or {}).get("name")
-        elif isinstance(doc, dict) and self.kind == "endpoint":
-            entry.endpoint = doc["id"]
-        elif isinstance(doc, dict) and self.kind in ("serving-workload", "agentic-workload"):
-            entry.workload = doc["id"]
-        return entry
+        return FileStatus(self.display, self.kind, status_for(self.findings), **self.identity)
 
 
 def collect_files(paths: Iterable[Path]) -> list[Path]:
@@ -161,7 +171,9 @@ def _check_file(
             "set kind to one of: result, endpoint, serving-workload, agentic-workload",
         )])
     findings = scan(document, display)
-    schema_findings = check_schema(document, kind, display)
+    schema_findings = (
+        [] if certainly_valid(document, kind) else check_schema(document, kind, display)
+    )
     findings += schema_findings
     if not schema_findings:
         if kind == "result":
@@ -172,7 +184,7 @@ def _check_file(
             findings += workload_semantics(document, display)
     checked = Checked(path, display, kind, findings)
     if not schema_findings:
-        checked.document = document
+        checked.remember(document)
     return checked
 
 
@@ -189,14 +201,37 @@ def _index_for(path: Path, cache: dict[Path, WorkloadIndex]) -> WorkloadIndex:
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime) -> None:
-    _WORKER.update(semantics=workload_semantics, now=now, indexes={})
+Post = Callable[[Checked], Any]
+
+
+def _finish(item: Checked, post: Post | None) -> Checked:
+    """Run the post step on a file that was not rejected; then drop the document (only what
+    the post step derived travels back from a worker)."""
+    if post is None:
+        return item
+    if item.document is not None and status_for(item.findings) != "rejected":
+        try:
+            item.derived = post(item)
+        except Exception as exc:  # a bug in the post step must not stop the others
+            item.findings.append(Finding(
+                item.display, "", "internal.error", "reject",
+                f"aggregating this file failed ({type(exc).__name__})",
+                "open an issue with this file attached",
+            ))
+    item.document = None
+    return item
+
+
+def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime,
+                 post: Post | None) -> None:
+    _WORKER.update(semantics=workload_semantics, now=now, indexes={}, post=post)
 
 
 def _worker_check(item: tuple[Path, str]) -> Checked:
     path, display = item
     index = _index_for(path, _WORKER["indexes"])
-    return check_file(path, display, _WORKER["semantics"], index, _WORKER["now"])
+    checked = check_file(path, display, _WORKER["semantics"], index, _WORKER["now"])
+    return _finish(checked, _WORKER["post"])
 
 
 def _picklable(value: object) -> bool:
@@ -212,18 +247,22 @@ def check_files(
     workload_semantics: WorkloadSemantics | None,
     now: datetime | None = None,
     workers: int | None = None,
+    post: Post | None = None,
 ) -> list[Checked]:
-    """Check each file (in a process pool for large trees)."""
+    """Check each file (in a process pool for large trees); `post` runs on each file that was
+    not rejected, in the same worker, and its documents are then dropped."""
     now = now or datetime.now(UTC)
     items = [(path, str(path)) for path in files]
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    if len(items) >= POOL_MIN_FILES and workers > 1 and _picklable(workload_semantics):
+    if (len(items) >= POOL_MIN_FILES and workers > 1
+            and _picklable(workload_semantics) and _picklable(post)):
         with ProcessPoolExecutor(workers, initializer=_worker_init,
-                                 initargs=(workload_semantics, now)) as pool:
-            return list(pool.map(_worker_check, items, chunksize=200))
+                                 initargs=(workload_semantics, now, post)) as pool:
+            return list(pool.map(_worker_check, items, chunksize=100))
     indexes: dict[Path, WorkloadIndex] = {}
     return [
-        check_file(path, display, workload_semantics, _index_for(path, indexes), now)
+        _finish(check_file(path, display, workload_semantics, _index_for(path, indexes), now),
+                post)
         for path, display in items
     ]
 
@@ -247,9 +286,8 @@ def cross_file_findings(checked: list[Checked]) -> list[Finding]:
     for item in checked:
         absolute = os.path.abspath(item.path)
         seen.add(absolute)
-        doc = item.document
-        if item.kind == "result" and isinstance(doc, dict):
-            owners.setdefault(doc["run_id"], []).append(item.display)
+        if item.run_id is not None:
+            owners.setdefault(item.run_id, []).append(item.display)
             mine[item.display] = absolute
     roots = {results_root(Path(os.path.abspath(item.path))) for item in checked}
     for root in sorted(r for r in roots if r is not None):
@@ -276,13 +314,14 @@ def validate_documents(
     workload_semantics: WorkloadSemantics | None,
     now: datetime | None = None,
     workers: int | None = None,
+    post: Post | None = None,
 ) -> tuple[Report, list[Checked]]:
-    """The report, and each file's outcome (the aggregation reuses the loaded documents)."""
+    """The report, and each file's outcome (with what `post` derived from it)."""
     files = collect_files(paths)
     if changed_since is not None:
         wanted = changed_files(changed_since)
         files = [path for path in files if os.path.abspath(path) in wanted]
-    checked = check_files(files, workload_semantics, now=now, workers=workers)
+    checked = check_files(files, workload_semantics, now=now, workers=workers, post=post)
     extra = cross_file_findings(checked)
     by_display: dict[str, list[Finding]] = {}
     for finding in extra:
@@ -294,6 +333,7 @@ def validate_documents(
         report.files.append(item.status())
         if status_for(item.findings) == "rejected":
             item.document = None
+            item.derived = None
     return report, checked
 
 
