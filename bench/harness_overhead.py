@@ -133,15 +133,17 @@ def ensure_tokenizer(python: Path) -> Path:
     return out
 
 
-def _offline_env() -> dict[str, str]:
+def _offline_env(hub_offline: bool = True) -> dict[str, str]:
+    """The environment for peers: no telemetry; the Hugging Face hub offline where it can be.
+
+    AIPerf is the exception (`hub_offline=False`): in offline mode it looks a tokenizer up only
+    in the hub cache and rejects a local folder. It loads the folder without any network.
+    """
     env = dict(os.environ)
-    env.update({
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "DO_NOT_TRACK": "1",
-    })
+    env.update({"TOKENIZERS_PARALLELISM": "false", "DO_NOT_TRACK": "1"})
+    if hub_offline:
+        env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "HF_DATASETS_OFFLINE": "1"})
     return env
 
 
@@ -260,8 +262,7 @@ def completed_requests(tool: str, n: int, work: Path) -> int | None:
             return int(count.get("avg", count) if isinstance(count, dict) else count)
         if tool == "guidellm":
             doc = json.loads((work / f"guidellm-{n}.json").read_text())
-            bench = doc["benchmarks"][0]
-            return int(bench["request_totals"]["successful"])
+            return int(doc["benchmarks"][0]["metrics"]["request_totals"]["successful"])
     except (OSError, KeyError, IndexError, TypeError, ValueError):
         return None
     return None
@@ -270,7 +271,7 @@ def completed_requests(tool: str, n: int, work: Path) -> int | None:
 def measure(tool: str, command: list[str], n: int, work: Path) -> Sample:
     """Run one client command to completion; CPU of its whole reaped process tree."""
     log = work / f"{tool}-{n}.log"
-    env = _offline_env()
+    env = _offline_env(hub_offline=tool != "aiperf")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     started = time.monotonic()
     with log.open("wb") as out:

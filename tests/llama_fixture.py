@@ -12,7 +12,9 @@ on a laptop, a failure under CI=true.
 
 The model's greedy output is random but deterministic. Its end-of-text tokens (`</s>`,
 `<|im_end|>`) get all-zero output rows, so their logit is 0 while the best random logit is
-well above 0: a greedy stream never ends early and always runs to `max_tokens`.
+well above 0: a greedy stream never ends early and always runs to `max_tokens`. The byte
+tokens 0x80..0xFF, which alone make incomplete UTF-8 (llama.cpp then sends an empty-content
+chunk), get damped output rows, so they occur without taking over whole answers.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ N_FF = 128
 N_CTX_TRAIN = 4096
 SEED = 20261129
 # Bumped whenever make_tiny_gguf changes what it writes, so the cache never serves a stale file.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+BYTE_DAMPING = 0.8
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -109,6 +112,10 @@ def make_tiny_gguf(path: Path) -> Path:
     embeddings = rng.standard_normal((n_vocab, N_EMBD)).astype(np.float32)
     output = weight(n_vocab, N_EMBD)
     output[[2, 3, 4]] = 0.0  # never end early: see the module docstring
+    # Byte tokens 0x80..0xFF only make partial UTF-8 (an empty-content chunk). Damped, they
+    # still occur now and then, but a greedy answer does not get stuck on them.
+    high_bytes = [5 + b for b in range(0x80, 0x100)]
+    output[high_bytes] *= BYTE_DAMPING
     writer.add_tensor("token_embd.weight", embeddings)
     writer.add_tensor("output_norm.weight", np.ones(N_EMBD, dtype=np.float32))
     writer.add_tensor("output.weight", output)
@@ -141,7 +148,7 @@ def cache_dir() -> Path:
 def tiny_gguf() -> Path:
     """The cached tiny model, written on first use."""
     key = hashlib.sha256(
-        f"{FORMAT_VERSION}:{SEED}:{N_EMBD}:{N_LAYERS}:{N_HEADS}:{N_FF}".encode()
+        f"{FORMAT_VERSION}:{SEED}:{N_EMBD}:{N_LAYERS}:{N_HEADS}:{N_FF}:{BYTE_DAMPING}".encode()
     ).hexdigest()[:12]
     path = cache_dir() / f"tiny-llama-{key}.gguf"
     if not path.is_file():
@@ -166,9 +173,14 @@ def llama_server(
     chat_format: str = "chatml-function-calling",
     n_ctx: int = 2048,
     model: Path | None = None,
+    interrupt_requests: bool = False,
     start_timeout_s: float = 60.0,
 ) -> Iterator[str]:
     """Run llama-cpp-python's OpenAI-compatible server on loopback; yield ".../v1".
+
+    llama-cpp-python decodes one sequence at a time. With `interrupt_requests=True` (its own
+    default) a new request cuts the running stream off mid-body; the default here is False,
+    so concurrent requests queue as they do on a real serving engine.
 
     Calls `need()` (skip locally, fail under CI=true) when llama_cpp is missing or the server
     does not answer `/v1/models` within `start_timeout_s`.
@@ -187,6 +199,7 @@ def llama_server(
         "--n_ctx", str(n_ctx),
         "--n_threads", "1",
         "--n_threads_batch", "1",
+        "--interrupt_requests", str(interrupt_requests),
     ]
     base_url = f"http://127.0.0.1:{port}/v1"
     with tempfile.TemporaryFile() as log:
