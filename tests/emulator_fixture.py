@@ -11,7 +11,9 @@ process (workloads.emulator.start_emulator) and is stopped when the block ends.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,3 +49,29 @@ def running_emulator(
     """Start the emulator (shipped settings + overrides) and stop it afterwards."""
     with start_emulator(emulator_endpoint(overrides), workload_dirs=workload_dirs) as emulator:
         yield emulator
+
+
+async def stream_wave(port: int, bodies: list[dict[str, Any]]) -> list[bytes]:
+    """Send each body as a streamed request at once, one raw connection each, all opened
+    first; return each whole response. A lean client (asyncio streams, no pool), so that a
+    wave of 64 requests reaches the emulator within milliseconds: httpx's default pool
+    spends seconds on that many concurrent requests.
+    """
+    connections = [await asyncio.open_connection("127.0.0.1", port) for _ in bodies]
+
+    async def one(i: int, body: dict[str, Any]) -> bytes:
+        reader, writer = connections[i]
+        data = json.dumps({**body, "stream": True}).encode()
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data)
+                     + data)
+        response = b""
+        while not response.endswith(b"0\r\n\r\n"):
+            part = await reader.read(65536)
+            if not part:
+                break
+            response += part
+        writer.close()
+        return response
+
+    return list(await asyncio.gather(*(one(i, b) for i, b in enumerate(bodies))))

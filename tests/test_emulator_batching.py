@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from tests.emulator_fixture import running_emulator
+from tests.emulator_fixture import running_emulator, stream_wave
 
 pytestmark = pytest.mark.integration
 
@@ -21,21 +21,12 @@ def emu():
         yield emulator
 
 
-async def fire(url: str, n: int, max_tokens: int, stagger_s: float = 0.0) -> None:
-    """n concurrent streamed requests, each read to the end."""
-    body = {"messages": [{"role": "user", "content": "q"}], "max_tokens": max_tokens,
-            "stream": True}
-
-    async def one(client: httpx.AsyncClient, i: int) -> None:
-        await asyncio.sleep(i * stagger_s)
-        request = {**body, "messages": [{"role": "user", "content": f"q{i}"}]}
-        async with client.stream("POST", url + "/chat/completions", json=request) as response:
-            async for _ in response.aiter_bytes():
-                pass
-
-    limits = httpx.Limits(max_connections=n)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-        await asyncio.gather(*(one(client, i) for i in range(n)))
+async def fire(port: int, n: int, max_tokens: int) -> None:
+    """n concurrent streamed requests, sent at once and each read to the end."""
+    bodies = [{"messages": [{"role": "user", "content": f"q{i}"}], "max_tokens": max_tokens}
+              for i in range(n)]
+    responses = await stream_wave(port, bodies)
+    assert all(r.startswith(b"HTTP/1.1 200") and b"data: [DONE]" in r for r in responses)
 
 
 def ttft_ms(record: dict) -> float:
@@ -51,7 +42,7 @@ def test_requests_beyond_the_slots_queue_and_their_ttft_grows_by_whole_generatio
     emu.reset()
     # 8 requests, 4 slots: the first four start at once (20 ms to the first token), then take
     # 29 steps of 10 * (1 + 0.5 * 3) = 25 ms; the other four wait for them (about 745 ms)
-    asyncio.run(fire(emu.base_url, 8, 30))
+    asyncio.run(fire(emu.port, 8, 30))
     records = sorted(emu.requests(), key=lambda r: r["t_admit_ns"])
     waits = [(r["t_admit_ns"] - r["t_recv_ns"]) / 1e6 for r in records]
     assert max(waits[4:]) >= 400, waits  # someone waited for a whole first-wave generation
@@ -67,10 +58,10 @@ def test_requests_beyond_the_slots_queue_and_their_ttft_grows_by_whole_generatio
 
 def test_decode_slows_down_as_more_sequences_are_active(emu):
     emu.reset()
-    asyncio.run(fire(emu.base_url, 1, 21))
+    asyncio.run(fire(emu.port, 1, 21))
     alone = step_ms(emu.requests()[0])
     emu.reset()
-    asyncio.run(fire(emu.base_url, 4, 21))
+    asyncio.run(fire(emu.port, 4, 21))
     together = [step_ms(r) for r in emu.requests()]
     assert 9 <= alone <= 13  # tpot_ms = 10 with one sequence
     # four active sequences: 10 * (1 + 0.5 * 3) = 25 ms per step once all four are running
@@ -101,3 +92,23 @@ def test_a_client_that_goes_away_frees_its_slot_at_once(emu):
     last = records[-1]
     assert (last["t_admit_ns"] - last["t_recv_ns"]) / 1e6 < 50  # no wait for a slot
     assert emu.stats()["active"] == 0
+
+
+def test_a_sweep_against_the_shipped_settings_trades_per_user_speed_for_throughput():
+    # shipped: 32 slots, 25 ms + 40 ms per 1k prompt tokens, 6 ms per token, growth 0.04.
+    # One wave of c streams of 32 tokens: system tokens/s = c * 32 / wave time and per-user
+    # tokens/s = 1000 / step, with step = 6 * (1 + 0.04 * (active - 1)):
+    # c=1 ~149 and 167; c=4 ~550 and 149; c=16 ~1,580 and 104; c=64 (two waves) ~2,300 and 74
+    system, per_user = [], []
+    with running_emulator() as emu:
+        for c in (1, 4, 16, 64):
+            emu.reset()
+            asyncio.run(fire(emu.port, c, 32))
+            records = emu.requests()
+            wall_s = (max(r["t_last_byte_ns"] for r in records)
+                      - min(r["t_recv_ns"] for r in records)) / 1e9
+            system.append(sum(r["completion_tokens"] for r in records) / wall_s)
+            steps = sorted(step_ms(r) for r in records)
+            per_user.append(1000 / steps[len(steps) // 2])
+    assert system == sorted(system) and system[-1] > 3 * system[1], system
+    assert per_user == sorted(per_user, reverse=True) and per_user[-1] < 0.6 * per_user[0], per_user
