@@ -46,7 +46,7 @@ def shared_endpoint(tmp_path_factory):
         yield path
 
 
-def workload(tmp_path: Path, load: dict[str, Any], **extra: Any) -> Path:
+def workload(tmp_path: Path, load: dict[str, Any], max_tokens: int = 16, **extra: Any) -> Path:
     doc = {
         "kind": "serving-workload",
         "schema_version": 1,
@@ -62,7 +62,7 @@ def workload(tmp_path: Path, load: dict[str, Any], **extra: Any) -> Path:
                 "min": 32,
                 "max": 96,
             },
-            "max_tokens": 16,
+            "max_tokens": max_tokens,
             "ignore_eos": True,
         },
         "load": load,
@@ -95,21 +95,22 @@ def run(tmp_path: Path, endpoint: Path, wl: Path, **kwargs: Any) -> dict[str, An
 def test_a_concurrency_sweep_shows_the_throughput_interactivity_trade_off(tmp_path):
     load = {
         "pattern": "concurrency",
-        "concurrency": [1, 2, 4, 8, 16],
-        "requests_per_point": 24,
+        "concurrency": [2, 4, 8, 16, 32],
+        "requests_per_point": 32,
         "warmup_requests": 1,
     }
-    result = run(tmp_path, fast_emulator(tmp_path), workload(tmp_path, load))
+    endpoint = fast_emulator(tmp_path, tpot_ms=3, tpot_growth=0.05)
+    result = run(tmp_path, endpoint, workload(tmp_path, load, max_tokens=48))
     points = result["points"]
-    assert [p["concurrency"] for p in points] == [1, 2, 4, 8, 16]
+    assert [p["concurrency"] for p in points] == [2, 4, 8, 16, 32]
     system = [p["system_tps"] for p in points]
     per_user = [p["tps_per_user"] for p in points]
     assert system == sorted(system) and len(set(system)) == 5, system
     assert per_user == sorted(per_user, reverse=True), per_user
     for p in points:
-        assert p["requests"] == {"issued": 24, "completed": 24, "failed": 0, "warmup": 1}
-        assert p["tokens"]["output"] == 24 * 16 and p["tokens"]["source"] == "usage"
-        assert p["ttft_ms"]["n"] == 24 and p["ttft_ms"]["p50"] > 0
+        assert p["requests"] == {"issued": 32, "completed": 32, "failed": 0, "warmup": 1}
+        assert p["tokens"]["output"] == 32 * 48 and p["tokens"]["source"] == "usage"
+        assert p["ttft_ms"]["n"] == 32 and p["ttft_ms"]["p50"] > 0
     assert result["pareto"] and result["client"]["region"] == "test-region"
     assert result["client"]["rtt_ms"] is not None
     assert result["workload"]["pattern"] == "concurrency"
@@ -117,7 +118,7 @@ def test_a_concurrency_sweep_shows_the_throughput_interactivity_trade_off(tmp_pa
     run_dir = next((tmp_path / "runs").iterdir())
     assert len(run_dir.name) == 16 and result["run_id"] == run_dir.name
     records = Journal.read(run_dir / "events.jsonl")
-    assert len(records) == 5 * 25 and len({r["request_id"] for r in records}) == 125
+    assert len(records) == 5 * 33 and len({r["request_id"] for r in records}) == 165
 
 
 def test_poisson_points_report_schedule_delay_and_latency_from_the_schedule(
@@ -165,6 +166,7 @@ def test_a_quick_burst_reports_phases_and_recovery(tmp_path, shared_endpoint):
     assert recovery is None or 0 <= recovery <= 0.5
 
 
+@pytest.mark.slow
 def test_the_shipped_chat_short_workload_quick_gives_a_valid_result(tmp_path, shared_endpoint):
     wl = ROOT / "workloads" / "serving" / "chat-short.yaml"
     result = run(tmp_path, shared_endpoint, wl, quick=True)
