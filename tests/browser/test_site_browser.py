@@ -60,7 +60,7 @@ def test_every_page_loads_cleanly_and_requests_nothing_from_another_origin(
         if page.query_selector("#epb-board"):
             data = page.eval_on_selector("#epb-board", "e => Object.assign({}, e.dataset)")
             assert "error" not in data and "chartError" not in data, (path, data)
-            assert page.query_selector("#epb-chart svg"), path
+            assert page.query_selector("#epb-chart canvas"), path
         page.wait_for_timeout(200)
         assert log.problems() == [], path
         foreign = [u for u in log.requests if not u.startswith(site_url)]
