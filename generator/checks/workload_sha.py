@@ -9,7 +9,9 @@ file is ever executed: git is called with a fixed argument list and no shell.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import subprocess
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,16 @@ SHA = check(
     "re-run with the workload file as it is in workloads/ (an edited workload is a new workload: "
     "give it a new version)",
 )
+
+
+@cache
+def shipped_workloads() -> Path | None:
+    """Where the installed `workloads` package keeps its workload files, found without
+    importing it (the generator never imports the runner)."""
+    spec = importlib.util.find_spec("workloads")
+    if spec is None or not spec.origin:
+        return None
+    return Path(spec.origin).resolve().parent
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -55,13 +67,17 @@ class WorkloadIndex:
         self._history: dict[Path, frozenset[str]] = {}
 
     def file_for(self, workload_id: str, kind: str) -> Path | None:
+        """The project's workload file, else the one shipped with epbench (installed wheel)."""
         key = f"{kind}/{workload_id}"
         if key not in self._files:
             found = None
-            for suffix in (".yaml", ".yml", ".json"):
-                candidate = self.project / "workloads" / kind / f"{workload_id}{suffix}"
-                if candidate.is_file():
-                    found = candidate
+            for folder in (self.project / "workloads", shipped_workloads()):
+                for suffix in (".yaml", ".yml", ".json"):
+                    candidate = folder / kind / f"{workload_id}{suffix}" if folder else None
+                    if candidate is not None and candidate.is_file():
+                        found = candidate
+                        break
+                if found:
                     break
             self._files[key] = found
         return self._files[key]
