@@ -52,6 +52,8 @@ def test_a_sweep_plan_has_warmup_then_measured_requests_per_level():
     assert len(first) == 34 and [r.warmup for r in first[:3]] == [True, True, False]
     ids = [r.request_id for p in plan.points for r in p.requests]
     assert len(ids) == len(set(ids))
+    # quick asks for 32 per point; c64 gets 64 so that each of its workers sends one
+    assert sum(not r.warmup for r in plan.points[-1].requests) == 64
 
 
 def test_a_poisson_plan_is_seeded_and_spaced_at_the_rate():

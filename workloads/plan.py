@@ -1,6 +1,6 @@
 """Load patterns as a plan: every request a run will send, decided before the first is sent.
 
-    concurrency  one point per level `c`: warm-up requests then `requests_per_point`
+    concurrency  one point per level `c`: warm-up requests then max(`requests_per_point`, c)
                  measured ones, sent closed-loop by `c` workers (a worker sends its next
                  request when its last one finished)
     poisson      one point per rate `r`: arrival offsets drawn as exponential gaps with mean
@@ -121,7 +121,8 @@ def build_plan(
         warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
         for index, level in enumerate(load["concurrency"]):
             pid = f"c{level}"
-            reqs = _requests(workload, pid, warm, n)
+            # At least one measured request per worker, or the point never reaches its level.
+            reqs = _requests(workload, pid, warm, max(n, int(level)))
             points.append(PointPlan(id=pid, index=index, requests=reqs, concurrency=int(level)))
     elif workload.pattern == "poisson":
         n = int(q.get("requests_per_point", load["requests_per_point"]))
