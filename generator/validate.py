@@ -171,6 +171,11 @@ def _check_file(
             "set kind to one of: result, endpoint, serving-workload, agentic-workload",
         )])
     findings = scan(document, display)
+    if kind == "result" and path.suffix != ".json":
+        findings.append(Finding(
+            display, "", "file.format", "reject", "results are JSON files",
+            "submit the result.json `epbench run` wrote (or convert it to JSON)",
+        ))
     schema_findings = (
         [] if certainly_valid(document, kind) else check_schema(document, kind, display)
     )
