@@ -15,8 +15,8 @@ core at most), driven by a lean raw-socket asyncio client in this process:
    emulator's CPU share of one core over the window must stay well below 1 for the emulator
    not to be the bottleneck.
 
-With `--compare`, the capacity run is repeated for the server alternatives (uvloop instead of
-asyncio's event loop; h11 instead of httptools) so that DESIGN.md's table can be re-measured;
+With `--compare`, the capacity run is repeated for the server alternatives (asyncio's event
+loop instead of uvloop; h11 instead of httptools) so that DESIGN.md's table can be re-measured;
 `--repeat N` interleaves N runs of each and prints the median.
 """
 
@@ -177,10 +177,10 @@ def main() -> None:
     args = parser.parse_args()
     flat = {"ttft_ms": 0, "tpot_ms": 0, "prefill_ms_per_1k_tokens": 0, "jitter": 0,
             "slots": 4096}
-    variants: list[tuple[str, dict[str, str]]] = [("shipped (asyncio+httptools)", {})]
+    variants: list[tuple[str, dict[str, str]]] = [("shipped (uvloop+httptools)", {})]
     if args.compare:
-        variants += [("uvloop+httptools", {"EPBENCH_EMULATOR_LOOP": "uvloop"}),
-                     ("asyncio+h11", {"EPBENCH_EMULATOR_HTTP": "h11"})]
+        variants += [("asyncio+httptools", {"EPBENCH_EMULATOR_LOOP": "asyncio"}),
+                     ("uvloop+h11", {"EPBENCH_EMULATOR_HTTP": "h11"})]
     capacity = 0.0
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in variants}
     for _ in range(args.repeat):  # interleaved, so a burst of load elsewhere hits all alike

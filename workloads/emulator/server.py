@@ -1,4 +1,4 @@
-"""Running the emulator: uvicorn (httptools parser, asyncio loop) over the raw ASGI app.
+"""Running the emulator: uvicorn (httptools parser, uvloop) over the raw ASGI app.
 
 `serve()` is `epbench emulate`; `serve_socket()` runs on a socket that is already bound, which
 is how the subprocess started by `start_emulator` reports its port before it serves.
@@ -36,16 +36,15 @@ def build_app(settings: EmulatorSettings, workload_dirs: list[Path] | None) -> E
 
 
 def _config(app: Any, **kwargs: Any) -> Any:
-    """uvicorn settings: asyncio's own event loop and the httptools parser.
+    """uvicorn settings: uvloop and the httptools parser, when installed.
 
     Measured by bench/emulator_capacity.py (DESIGN.md): httptools costs half of h11's CPU per
-    streamed token, and asyncio's loop about 30% less than uvloop's for this server. The
-    environment variables EPBENCH_EMULATOR_LOOP / EPBENCH_EMULATOR_HTTP choose others (for
-    the benchmark's comparison).
+    streamed token; uvloop about 5% less than asyncio's loop. The environment variables
+    EPBENCH_EMULATOR_LOOP / EPBENCH_EMULATOR_HTTP choose others (for the benchmark).
     """
     import uvicorn
 
-    loop = os.environ.get("EPBENCH_EMULATOR_LOOP") or "asyncio"
+    loop = os.environ.get("EPBENCH_EMULATOR_LOOP") or _first_importable("uvloop", "asyncio")
     http = os.environ.get("EPBENCH_EMULATOR_HTTP") or _first_importable("httptools", "h11")
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
     return uvicorn.Config(
