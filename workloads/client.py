@@ -3,7 +3,8 @@
 Per request it records, with `time.perf_counter_ns()` (CLOCK_MONOTONIC, the clock the emulator
 stamps its own events with):
 
-- `t_send_ns`   just before the request is handed to httpx to be written;
+- `t_send_ns`   just before the request is written (the lean transport's stamp; with another
+                transport, just before it is handed to httpx);
 - `t_first_ns`  arrival of the read carrying the first content-bearing event: a choice whose
                 `delta` has non-empty `content`, `reasoning_content` or `reasoning`, or any
                 `tool_calls` (role-only and empty chunks do not count);
@@ -27,7 +28,7 @@ import httpx
 
 from workloads.metrics.errors import class_for_status
 from workloads.sse import SSEDecoder
-from workloads.transport import BODY_EXTENSION, LeanTransport
+from workloads.transport import BODY_EXTENSION, WRITE_EXTENSION, LeanTransport
 
 _clock = time.perf_counter_ns
 _MAX_ERROR_BODY = 2048
@@ -123,6 +124,8 @@ class EndpointClient:
         except httpx.HTTPError as exc:
             return _fail(res, "connection", f"{type(exc).__name__}: {exc}"[:200])
         res.status = response.status_code
+        # The transport's own stamp, taken just before it wrote the request, when it has one.
+        res.t_send_ns = response.extensions.get(WRITE_EXTENSION, res.t_send_ns)
         events: list[tuple[int, str]] = []
         streamed = False
         cut = None

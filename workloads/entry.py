@@ -19,6 +19,7 @@ import secrets
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Coroutine, Iterator
 from datetime import UTC, datetime
@@ -189,21 +190,25 @@ def _run_serving(
     else:
         connections = max((p.concurrency or 1 for p in selected), default=1)
     timeout = float(ep.timeout_s or workload.timeout_s)
-    with Journal(run_dir / JOURNAL_FILE) as journal:
-        run_async(
-            _serve(
-                ep,
-                base_url,
-                workload,
-                plan,
-                run_dir,
-                journal,
-                records,
-                connections,
-                timeout,
-                progress,
+    try:
+        with Journal(run_dir / JOURNAL_FILE) as journal:
+            run_async(
+                _serve(
+                    ep,
+                    base_url,
+                    workload,
+                    plan,
+                    run_dir,
+                    journal,
+                    records,
+                    connections,
+                    timeout,
+                    progress,
+                )
             )
-        )
+    except KeyboardInterrupt:
+        print(f"epbench: finish this run with: --resume {run_dir}", file=sys.stderr)
+        raise
     all_records = Journal.read(run_dir / JOURNAL_FILE)
     return write_result(run_dir, plan, all_records)
 

@@ -37,6 +37,8 @@ _clock = time.perf_counter_ns
 # Response extension holding the body, for callers that read (arrival ns, bytes) batches
 # directly instead of through httpx's byte iterators.
 BODY_EXTENSION = "epbench.lean_body"
+# Response extension: perf_counter_ns() just before the request bytes were written.
+WRITE_EXTENSION = "epbench.t_write_ns"
 
 
 class StampedBytes(bytes):
@@ -271,7 +273,9 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 head.append(name + b": " + value + b"\r\n")
             head.append(b"\r\n")
             assert conn.transport is not None
-            conn.transport.write(b"".join(head) + content)
+            data = b"".join(head) + content
+            t_write = _clock()
+            conn.transport.write(data)
             read_timeout = timeouts.get("read")
             while not conn.headers_done:
                 if conn.error is not None:
@@ -288,7 +292,11 @@ class LeanTransport(httpx.AsyncBaseTransport):
             conn.status,
             headers=conn.headers,
             stream=body,
-            extensions={"http_version": b"HTTP/1.1", BODY_EXTENSION: body},
+            extensions={
+                "http_version": b"HTTP/1.1",
+                BODY_EXTENSION: body,
+                WRITE_EXTENSION: t_write,
+            },
         )
 
     async def _acquire_slot(self, timeout: float | None) -> None:
