@@ -578,14 +578,16 @@
   // A fixed pixel width, read once: with width "container" Vega measures its container on
   // every run, which forces a layout of the whole page (and the table) on each filter change.
   function chartWidth() {
-    return Math.max(280, Math.floor(chartHost.getBoundingClientRect().width) - 190);
+    return Math.max(280, Math.floor(chartHost.getBoundingClientRect().width) - 8);
   }
 
   function embed(c) {
     var holder = el('div', { 'class': 'epb-chart-view', 'data-chart': c.id });
     chartHost.appendChild(holder);
     var entry = { cfg: c, el: holder, view: null, ready: null };
-    var spec = Object.assign({}, c.spec, { width: chartWidth() });
+    // fit-x with padding: axis labels and the legend fit inside the given width.
+    var spec = Object.assign({}, c.spec, { width: chartWidth(),
+      autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
       mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,
       logLevel: 1  // vega.Error: an empty selection is not worth a console warning
@@ -630,7 +632,8 @@
       var v0 = performance.now();
       // The bundle's window.vega is not the module, but every View is a Dataflow with changeset().
       var cs = e.view.changeset().remove(function () { return true; }).insert(rows);
-      return e.view.change(c.dataset, cs).runAsync().then(function () {
+      // resize(): recompute the padding for axis labels of the new data (autosize "pad").
+      return e.view.change(c.dataset, cs).resize().runAsync().then(function () {
         timings.vega_ms = performance.now() - v0;
       });
     });
