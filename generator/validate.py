@@ -153,6 +153,11 @@ def _check_file(
             display, "", "file.symlink", "reject", "the file is a symbolic link",
             "commit the file itself, not a link to it",
         )])
+    if not path.is_file():  # a FIFO or device would block or never end
+        return Checked(path, display, None, [Finding(
+            display, "", "file.type", "reject", "not a regular file",
+            "commit a regular JSON or YAML file",
+        )])
     try:
         document = load_untrusted(path)
     except DocumentError as exc:
@@ -297,7 +302,7 @@ def cross_file_findings(checked: list[Checked]) -> list[Finding]:
     roots = {results_root(Path(os.path.abspath(item.path))) for item in checked}
     for root in sorted(r for r in roots if r is not None):
         for other in sorted(root.rglob("*.json")):
-            if os.path.abspath(other) in seen or other.is_symlink():
+            if os.path.abspath(other) in seen or not other.is_file() or other.is_symlink():
                 continue
             run_id = _run_id_of(other)
             if run_id is not None:

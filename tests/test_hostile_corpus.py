@@ -64,6 +64,14 @@ def test_a_symlink_is_refused_and_not_followed(tmp_path: Path) -> None:
     assert [f.check for f in report.findings] == ["file.symlink"]
 
 
+def test_a_fifo_named_like_a_result_is_refused_without_blocking(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.json")
+    report = validate_paths([folder])
+    assert [f.check for f in report.findings] == ["file.type"]
+
+
 def test_hostile_file_names_cannot_inject_markup_or_break_lines(tmp_path: Path) -> None:
     folder = tmp_path / "results"
     folder.mkdir()
