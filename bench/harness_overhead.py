@@ -21,8 +21,10 @@ use; they are never dependencies of epbench. GuideLLM pulls torch, so the local 
 (`torch==2.13.0`) is installed first. Both peers want a Hugging Face tokenizer and nothing can
 be downloaded: bench/make_tokenizer.py trains a small byte-level BPE into bench/.cache/.
 
-`--baselines` adds two minimal clients written here (httpx AsyncClient streaming with the
-default asyncio loop, and the same under uvloop) as floors for the client design.
+`--variants` adds epbench itself with uvloop hidden (a shim on PYTHONPATH makes `import uvloop`
+fail, so the runner falls back to asyncio's own loop): the measured price of that choice.
+`--baselines` adds two minimal clients written here (a plain httpx AsyncClient streaming loop,
+on asyncio and on uvloop) for comparison.
 """
 
 from __future__ import annotations
@@ -194,7 +196,7 @@ def start_emulator_server(log: Path) -> tuple[subprocess.Popen[bytes], int]:
 # ---------------------------------------------------------------- the clients
 
 
-def epbench_command(port: int, load: Load, n: int, work: Path) -> list[str]:
+def epbench_command(port: int, load: Load, n: int, work: Path, tool: str) -> list[str]:
     endpoint = work / "endpoint.yaml"
     endpoint.write_text(
         "kind: endpoint\nschema_version: 1\nid: harness-mock\nprovider: bench\n"
@@ -214,7 +216,8 @@ def epbench_command(port: int, load: Load, n: int, work: Path) -> list[str]:
         "timeout_s: 120\n"
     )
     return [sys.executable, "-m", "epbench.cli", "run", "--endpoint", str(endpoint),
-            "--workload", str(workload), "--out", str(work / f"out-{n}"), "--no-progress"]
+            "--workload", str(workload), "--out", str(work / f"{tool}-out-{n}"),
+            "--no-progress"]
 
 
 def aiperf_command(port: int, load: Load, n: int, work: Path, tokenizer: Path) -> list[str]:
@@ -250,9 +253,9 @@ def baseline_command(kind: str, port: int, load: Load, n: int) -> list[str]:
 def completed_requests(tool: str, n: int, work: Path) -> int | None:
     """How many requests the tool reports as successful (None if its output is not found)."""
     try:
-        if tool == "epbench":
+        if tool.startswith("epbench"):
             total = 0
-            for result in (work / f"out-{n}").rglob("result.json"):
+            for result in (work / f"{tool}-out-{n}").rglob("result.json"):
                 doc = json.loads(result.read_text())
                 total += sum(p["requests"]["completed"] for p in doc["points"])
             return total
@@ -268,11 +271,21 @@ def completed_requests(tool: str, n: int, work: Path) -> int | None:
     return None
 
 
+def _no_uvloop_shim() -> Path:
+    """A folder whose `uvloop` module fails to import, to run epbench on asyncio's own loop."""
+    shim = CACHE_DIR / "no-uvloop"
+    shim.mkdir(parents=True, exist_ok=True)
+    (shim / "uvloop.py").write_text('raise ImportError("uvloop hidden by harness_overhead")\n')
+    return shim
+
+
 def measure(tool: str, command: list[str], n: int, work: Path) -> Sample:
     """Run one client command to completion; CPU of its whole reaped process tree."""
     log = work / f"{tool}-{n}.log"
     env = _offline_env(hub_offline=tool != "aiperf")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if tool == "epbench-no-uvloop":
+        env["PYTHONPATH"] = str(_no_uvloop_shim()) + os.pathsep + env["PYTHONPATH"]
     started = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env,
@@ -350,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--baselines", action="store_true",
                         help="Also measure minimal httpx / httpx+uvloop clients.")
+    parser.add_argument("--variants", action="store_true",
+                        help="Also measure epbench without uvloop (asyncio's default loop).")
     parser.add_argument("--no-epbench", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     parser.add_argument("--baseline-client", default=None, help=argparse.SUPPRESS)
@@ -383,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
         server, port = start_emulator_server(work / "server.log")
 
     tools = ([] if args.no_epbench else ["epbench"]) + peers
+    if args.variants:
+        tools.append("epbench-no-uvloop")
     if args.baselines:
         tools += ["baseline-httpx", "baseline-httpx-uvloop"]
     print(f"# {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} server={args.server} "
@@ -397,8 +414,8 @@ def main(argv: list[str] | None = None) -> int:
                 for tool in tools:
                     rep_work = work / f"rep{rep}"
                     rep_work.mkdir(exist_ok=True)
-                    if tool == "epbench":
-                        command = epbench_command(port, load, n, rep_work)
+                    if tool in ("epbench", "epbench-no-uvloop"):
+                        command = epbench_command(port, load, n, rep_work, tool)
                     elif tool == "aiperf":
                         assert tokenizer is not None
                         command = aiperf_command(port, load, n, rep_work, tokenizer)

@@ -338,7 +338,7 @@ def sweep(llama_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[dic
 
 def test_a_sweep_against_llama_cpp_writes_a_valid_result(sweep: Any, tmp_path: Path) -> None:
     result, _, _ = sweep
-    assert check_schema(result, "result", tmp_path / "result.json") == []
+    assert check_schema(result, "result", str(tmp_path / "result.json")) == []
     assert [p["concurrency"] for p in result["points"]] == [1, 2]
     assert result["endpoint"]["division"] == "self-hosted"
 
