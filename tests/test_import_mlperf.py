@@ -62,3 +62,24 @@ def test_a_hostile_point_yaml_is_refused_not_executed(tmp_path: Path) -> None:
     bad.write_text("concurrency: !!python/object/apply:os.system ['false']\n")
     with pytest.raises(InputError, match=r"point\.yaml"):
         import_results("mlperf-endpoints", copy, tmp_path / "out" / "acme", None)
+
+
+def test_the_cli_imports_the_fixture_and_it_validates(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    out = tmp_path / "results" / "acme"
+    done = subprocess.run(
+        [sys.executable, "-m", "epbench.cli", "import", "mlperf-endpoints", str(FIXTURE),
+         "--out", str(out)], capture_output=True, text=True, timeout=120, env=env, cwd=root)
+    assert done.returncode == 0, done.stderr
+    written = Path(done.stdout.strip())
+    assert written.parent.parent == out and written.is_file()
+    check = subprocess.run(
+        [sys.executable, "-m", "epbench.cli", "validate", str(tmp_path / "results")],
+        capture_output=True, text=True, timeout=120, env=env, cwd=root)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.startswith("ok: 1 files checked: 1 passed")
