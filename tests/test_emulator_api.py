@@ -116,7 +116,7 @@ def test_the_request_log_has_server_times_and_the_client_request_id(emu):
     # one clock (CLOCK_MONOTONIC) in both processes: the client sees the first token after
     # the server sent it, and soon after (loose bound: this machine is shared)
     assert t_client_first is not None
-    assert 0 < t_client_first - record["t_first_byte_ns"] < 50e6
+    assert 0 < t_client_first - record["t_first_byte_ns"] < 250e6
     assert record["status"] == 200 and record["fault"] is None
     assert record["prompt_tokens"] == 1000 and record["completion_tokens"] == 10
 
@@ -177,7 +177,7 @@ def test_same_seed_gives_the_same_words_in_another_process_and_a_retry_gets_fres
 def test_small_writes_are_not_held_back_by_nagle(emu):
     # A whole request in one write, the answer read to the end: with Nagle on the server's
     # socket the second write (the body after the headers) waits for the client's delayed
-    # ACK, about 40 ms on Linux; without it a round trip on loopback is well under 10 ms.
+    # ACK, about 40 ms on Linux; without it a round trip on loopback takes about a millisecond.
     import socket
 
     body = json.dumps(chat("nagle", 1)).encode()
@@ -192,4 +192,4 @@ def test_small_writes_are_not_held_back_by_nagle(emu):
             while not data.endswith(b"}"):  # the JSON body ends the response
                 data += sock.recv(65536)
             times.append((time.perf_counter() - t) * 1000)
-    assert sorted(times)[len(times) // 2] < 20, times
+    assert sorted(times)[len(times) // 2] < 30, times

@@ -14,7 +14,7 @@ from tests.emulator_fixture import running_emulator
 pytestmark = pytest.mark.integration
 
 KINDS = ("http_5xx", "stall", "drop_mid_stream", "malformed_sse", "stream_error", "empty_choices")
-STALL_S = 0.3
+STALL_S = 0.4
 HTTP = httpx.Client(timeout=30)
 
 
