@@ -52,6 +52,15 @@ def build(results: Path, out: Path) -> tuple[float, float]:
     return middle - start, time.perf_counter() - middle
 
 
+BREAKDOWN: list[dict[str, float]] = []
+
+
+def _measure(page: object, control: str, value: str) -> float:
+    elapsed = float(page.evaluate(MEASURE, [control, value]))  # type: ignore[attr-defined]
+    BREAKDOWN.append(page.evaluate("() => window.epbBoard.timings"))  # type: ignore[attr-defined]
+    return elapsed
+
+
 def filter_times(site: Path, rounds: int) -> tuple[list[float], float, int]:
     """Filter-change times (ms) on the Serving page, page-ready time (s), rows in the table."""
     with serve(site) as base, browser() as chrome:
@@ -65,12 +74,12 @@ def filter_times(site: Path, rounds: int) -> tuple[list[float], float, int]:
         times = []
         for i in range(rounds):
             value = options[1 + i % (len(options) - 1)] if i % 2 == 0 else ""
-            times.append(page.evaluate(MEASURE, ["epb-f-provider", value]))
+            times.append(_measure(page, "epb-f-provider", value))
         for chart in ("ttft", "cost", "pareto"):  # every serving chart follows the filter too
             page.click(f"button[data-chart='{chart}']")
             page.evaluate("() => window.epbBoard.idle()")
-            times.append(page.evaluate(MEASURE, ["epb-f-provider", options[1]]))
-            times.append(page.evaluate(MEASURE, ["epb-f-provider", ""]))
+            times.append(_measure(page, "epb-f-provider", options[1]))
+            times.append(_measure(page, "epb-f-provider", ""))
         if log.problems():
             print("browser problems:", log.problems()[:5])
         return times, ready, total
@@ -81,10 +90,15 @@ def main() -> int:
     parser.add_argument("--results", type=int, default=10_000, help="how many results")
     parser.add_argument("--rounds", type=int, default=20, help="filter changes to time")
     parser.add_argument("--keep", type=Path, default=None, help="work here and keep it")
+    parser.add_argument("--site", type=Path, default=None,
+                        help="only time filters on this already built site")
     args = parser.parse_args()
     logging.basicConfig(format="  %(message)s")
     logging.getLogger("generator.site").setLevel(logging.INFO)
 
+    if args.site:
+        report_filters(args.site, args.rounds)
+        return 0
     with tempfile.TemporaryDirectory(prefix="epbench-scale-") as tmp:
         work = args.keep or Path(tmp)
         results, out = work / "results", work / "_site"
@@ -103,15 +117,24 @@ def main() -> int:
         if chromium_path() is None:
             print("filter: not measured (no chromium/playwright)")
             return 0
-        load = os.getloadavg()[0]
-        times, ready, rows = filter_times(out, args.rounds)
-        median, worst = statistics.median(times), max(times)
-        print(f"page ready: {ready:.2f} s ({rows} table rows rendered)")
-        print(f"filter change -> table and chart updated: median {median:.1f} ms, "
-              f"max {worst:.1f} ms over {len(times)} changes [target < 100 ms] "
-              f"{'OK' if median < 100 else 'OVER'} (best {min(times):.1f} ms; load average "
-              f"{load:.1f} on {os.cpu_count()} cores)")
+        report_filters(out, args.rounds)
     return 0
+
+
+def report_filters(site: Path, rounds: int) -> None:
+    """Print the filter-change figures for a built site."""
+    load = os.getloadavg()[0]
+    times, ready, rows = filter_times(site, rounds)
+    median, worst = statistics.median(times), max(times)
+    print(f"page ready: {ready:.2f} s ({rows} table rows rendered)")
+    print(f"filter change -> table and chart updated: median {median:.1f} ms, "
+          f"max {worst:.1f} ms over {len(times)} changes [target < 100 ms] "
+          f"{'OK' if median < 100 else 'OVER'} (best {min(times):.1f} ms; load average "
+          f"{load:.1f} on {os.cpu_count()} cores)")
+    parts = ("filter_ms", "table_ms", "reduce_ms", "alt_ms", "vega_ms")
+    print("  median per step: " + ", ".join(
+        f"{p.removesuffix('_ms')} {statistics.median(b.get(p, 0.0) for b in BREAKDOWN):.1f} ms"
+        for p in parts))
 
 
 if __name__ == "__main__":

@@ -85,7 +85,7 @@ def pareto_chart() -> ChartSpec:
         caption=(
             "For each endpoint and workload, the frontier over every point of the filtered "
             "results: the highest system_tps reachable at each tps_per_user or faster, drawn "
-            "as a step. Faint points are below the frontier (drawn when at most 1,000 points "
+            "as a step. Faint points are below the frontier (drawn when at most 400 points "
             "match)."
         ),
         source="points",

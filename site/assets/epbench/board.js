@@ -23,7 +23,7 @@
   var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
     'submitter', 'hardware', 'region', 'client_region', 'division'];
   var PAGE_SIZE = 100;
-  var FAINT_POINTS_LIMIT = 1000;
+  var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
   var configEl = document.getElementById('epb-board-config');
