@@ -214,3 +214,37 @@ def test_serve_rejects_a_missing_or_broken_file_in_one_line(tmp_path):
     with pytest.raises(InputError) as caught:
         serve(bad, "127.0.0.1", 0, None)
     assert "bad.yaml" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_output_length_is_max_tokens_capped_by_the_distribution_unless_ignore_eos():
+    from workloads.emulator.completion import plan
+    from workloads.emulator.state import EmulatorState
+
+    capped = EmulatorState(EmulatorSettings(output_tokens=Distribution(kind="fixed", value=40)))
+    free = EmulatorState(EmulatorSettings())
+
+    def length(state: EmulatorState, **body: object) -> tuple[int, str]:
+        request = {"messages": [{"role": "user", "content": "hi"}], **body}
+        p = plan(state, json.dumps(request).encode(), request)
+        return p.output_tokens, p.finish_reason
+
+    assert length(free, max_tokens=100) == (100, "length")
+    assert length(free) == (256, "stop")  # no max_tokens, no distribution: the default
+    assert length(capped, max_tokens=100) == (40, "stop")  # the draw ends it first
+    assert length(capped, max_tokens=30) == (30, "length")
+    assert length(capped, max_tokens=100, ignore_eos=True) == (100, "length")
+    assert length(capped, max_completion_tokens=10) == (10, "length")
+    assert length(capped) == (40, "stop")
+
+
+def test_agentic_workloads_are_loaded_and_everything_else_skipped(tmp_path, capsys):
+    from workloads.emulator.agentic import load_workloads
+
+    (tmp_path / "a.yaml").write_text("kind: agentic-workload\nid: a\n", encoding="utf-8")
+    (tmp_path / "b.json").write_text('{"kind": "agentic-workload", "id": "b"}', encoding="utf-8")
+    (tmp_path / "serving.yaml").write_text("kind: serving-workload\nid: s\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text("# not a workload\n", encoding="utf-8")
+    (tmp_path / "broken.yaml").write_text("kind: [\n", encoding="utf-8")
+    found = load_workloads([tmp_path])
+    assert sorted(doc["id"] for doc in found) == ["a", "b"]
+    assert "broken.yaml" in capsys.readouterr().err
