@@ -30,6 +30,7 @@ from workloads.emulator.tokens import VOCABULARY, count_prompt_tokens
 
 Send = Any  # the ASGI send callable
 CUT_FAULTS = ("drop_mid_stream", "malformed_sse", "stream_error")
+MAX_OUTPUT_TOKENS = 131_072  # a larger max_tokens is served as this many (a context's worth)
 SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -86,8 +87,10 @@ def plan(state: EmulatorState, raw: bytes, body: dict[str, Any]) -> Plan:
         length = min(limit, drawn)
     else:
         length = drawn or DEFAULT_MAX_TOKENS
+    length = min(length, MAX_OUTPUT_TOKENS)
     finish = "length" if limit is not None and length >= limit else "stop"
-    script = play(state.player, body)
+    # a request refused at the door never reaches the "model", so the player is not asked
+    script = None if fault in ("rate_limit", "http_5xx") else play(state.player, body)
     if script is not None and not script.deltas:
         script = None  # nothing to say: answer with text
     if script is not None:
