@@ -18,6 +18,9 @@ from epbench.findings import BLOCKING, SEVERITIES, Finding
 Status = Literal["passed", "flagged", "rejected"]
 MARKER = "<!-- epbench-validation-report -->"
 _MD_MAX_FINDINGS = 200
+_MD_MAX_FILES = 100
+MD_MAX_CHARS = 60_000
+"""GitHub refuses comments over 65,536 characters; the comment stops short of that."""
 
 
 @dataclass
@@ -152,12 +155,17 @@ class Report:
         out.append("| status | file | kind | endpoint | workload | submitter |")
         out.append("| --- | --- | --- | --- | --- | --- |")
         icons = {"passed": "passed", "flagged": "flagged", "rejected": "**rejected**"}
-        for entry in self.files:
+        order = {"rejected": 0, "flagged": 1, "passed": 2}
+        listed = sorted(self.files, key=lambda e: order[e.status])
+        for entry in listed[:_MD_MAX_FILES]:
             out.append(
                 f"| {icons[entry.status]} | {code(entry.path)} | {md(entry.kind or '?')} | "
                 f"{md(entry.endpoint or '')} | {md(entry.workload or '')} | "
                 f"{md(entry.submitter or '')} |"
             )
+        if len(listed) > _MD_MAX_FILES:
+            out.append("")
+            out.append(f"... and {len(listed) - _MD_MAX_FILES} more files.")
         failed = [f for f in self.findings if f.severity in BLOCKING]
         other = [f for f in self.findings if f.severity not in BLOCKING]
         for title, group in (("What failed", failed), ("Flags and warnings", other)):
@@ -168,16 +176,21 @@ class Report:
             out.append("")
             out.append("| severity | file | where | check | problem | fix |")
             out.append("| --- | --- | --- | --- | --- | --- |")
+            shown = 0
             for finding in group[:_MD_MAX_FINDINGS]:
-                out.append(
+                row = (
                     f"| {finding.severity} | {code(finding.file)} | "
                     f"{code(finding.pointer or '/')} | "
                     f"{code(finding.check)} | {md(finding.message)} | {md(finding.fix)} |"
                 )
-            if len(group) > _MD_MAX_FINDINGS:
+                if sum(len(line) + 1 for line in out) + len(row) > MD_MAX_CHARS:
+                    break
+                out.append(row)
+                shown += 1
+            if len(group) > shown:
                 out.append("")
-                out.append(f"... and {len(group) - _MD_MAX_FINDINGS} more "
-                           "(run `epbench validate` locally).")
+                out.append(f"... and {len(group) - shown} more "
+                           "(run `epbench validate` locally to see every finding).")
         out.append("")
         return "\n".join(out)
 

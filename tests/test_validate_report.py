@@ -82,3 +82,19 @@ def test_an_unknown_format_is_refused() -> None:
 
     with pytest.raises(ValueError, match="yaml"):
         Report().render("yaml")
+
+
+def test_a_huge_report_still_fits_in_one_pull_request_comment(tmp_path: Path) -> None:
+    from epbench.findings import Finding
+    from generator.report import MD_MAX_CHARS, FileStatus, Report
+
+    report = Report()
+    for i in range(3000):
+        report.files.append(FileStatus(f"results/x/{i}.json", None, "rejected"))
+        report.findings.append(Finding(f"results/x/{i}.json", "", "file.syntax", "reject",
+                                       "m" * 300, "f" * 200))
+    markdown = report.render("markdown")
+    assert len(markdown) < 65_536
+    assert "more (run `epbench validate` locally" in markdown
+    assert MD_MAX_CHARS < 65_536
+    assert "... and 2900 more files." in markdown
