@@ -93,6 +93,8 @@ def test_a_filter_changes_the_rows_and_the_chart(chrome: Any, site_url: str,
     series = {r["series"].split(" · ")[0] for r in _chart_rows(page)}
     assert series and all(s.startswith("bolt-") for s in series)
     assert "provider=Bolt+Cloud" in page.url
+    # the chart was updated in place (a changeset), not embedded again
+    assert len(page.query_selector_all(".epb-chart-view[data-chart='pareto']")) == 1
     assert page.text_content("#epb-count").startswith(f"{len(expected)} of ")
     assert log.problems() == []
     page.context.close()
