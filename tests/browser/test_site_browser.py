@@ -248,3 +248,21 @@ def test_every_control_is_reachable_and_usable_by_keyboard(chrome: Any, site_url
     assert page.input_value("#epb-f-provider") == "" and not page.is_checked("#epb-f-emulated")
     assert log.problems() == []
     page.context.close()
+
+
+def test_chart_tooltips_carry_the_exact_values(chrome: Any, site_url: str) -> None:
+    page, log = _open(chrome, site_url + "serving/")
+    tips = page.evaluate(
+        "() => { const out = []; const walk = n => { if (!n) return;"
+        " if (n.tooltip) out.push(n.tooltip); (n.items || []).forEach(walk); };"
+        " walk(window.epbBoard.view().scenegraph().root); return out; }")
+    data = {(r["run_id"], r["point"]): r for r in page.evaluate(
+        "() => window.epbBoard.chartData().map(r => Object.assign({}, r))")}
+    assert tips
+    for tip in tips:
+        row = data[(tip["run_id"], tip["point"])]
+        # Vega prints 12 significant digits: exact for a reader, not rounded to a few
+        for key in ("tps_per_user", "system_tps"):
+            assert float(tip[key]) == pytest.approx(row[key], rel=1e-11, abs=0)
+    assert log.problems() == []
+    page.context.close()
