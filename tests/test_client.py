@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from workloads.client import ChatResponse, EndpointClient, parse_retry_after
+from workloads.transport import KERNEL_STAMPS
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 SECRET = "sk-test-secret-value"
@@ -351,3 +352,62 @@ def test_lean_transport_reports_a_refused_connection():
             await client.aclose()
 
     assert asyncio.run(go()).error_class == "connection"
+
+
+@pytest.mark.skipif(not KERNEL_STAMPS, reason="kernel receive timestamps are Linux-only")
+def test_an_event_read_late_is_timed_by_its_arrival_not_by_the_read():
+    """The client's loop is deaf for 150 ms while the first token arrives; its time must be
+    the packet's arrival (kernel stamp), not the moment the loop got round to reading it."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    sent: dict[str, int] = {}
+    received = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.recv(65536)
+        received.set()
+        conn.sendall(HEAD + chunked(chunk({"role": "assistant", "content": ""})))
+        time.sleep(0.02)
+        sent["first"] = time.perf_counter_ns()
+        conn.sendall(chunked(chunk({"content": "a"})))
+        time.sleep(0.3)  # after the loop is back
+        sent["second"] = time.perf_counter_ns()
+        conn.sendall(
+            chunked(chunk({"content": "b"}, "stop")) + chunked(USAGE + DONE) + b"0\r\n\r\n"
+        )
+        time.sleep(0.1)
+        conn.close()
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+
+    async def go() -> ChatResponse:
+        client = EndpointClient(f"http://127.0.0.1:{port}/v1", None, None, 5.0, 1)
+        loop = asyncio.get_running_loop()
+
+        async def deafen() -> None:  # once the request is in, the loop is deaf for 150 ms
+            await loop.run_in_executor(None, received.wait, 5.0)
+            time.sleep(0.15)
+
+        blocker = asyncio.create_task(deafen())
+        try:
+            return await client.chat(BODY)
+        finally:
+            await blocker
+
+    try:
+        res = asyncio.run(go())
+    finally:
+        thread.join()
+        listener.close()
+    assert res.error_class is None and res.content_events == 2
+    assert 0 <= res.t_first_ns - sent["first"] < 3_000_000
+    assert 0 <= res.t_last_ns - sent["second"] < 3_000_000

@@ -375,11 +375,30 @@ class LeanTransport(httpx.AsyncBaseTransport):
 # this process was waiting for a CPU (on a loaded machine that wait is often milliseconds).
 # The stamp is CLOCK_REALTIME; only its age is used (now_realtime - stamp), subtracted from
 # perf_counter_ns() read at the same moment, so clock steps and slewing do not leak in.
+# Limit: a read returns the stamp of the newest packet it takes, and TCP merges packets that
+# wait in the receive queue, so events that queued up while the client was not reading share
+# the newest one's stamp. Kernel stamps remove the client's reading delay, not that merge.
 
 _SO_TIMESTAMPNS = 35  # Linux (asm-generic); SCM_TIMESTAMPNS has the same value
 KERNEL_STAMPS = sys.platform == "linux"
 _READ_SIZE = 262_144
 _TIMESPEC = struct.Struct("qq").unpack_from
+
+
+def _kernel_to_monotonic(stamp_realtime_ns: int) -> int:
+    """A CLOCK_REALTIME packet stamp as perf_counter_ns(): now (monotonic) minus its age.
+
+    Monotonic, realtime, monotonic: if the two monotonic reads are far apart (preempted in
+    between), read again, so the age is never overstated (a stamp must not move earlier).
+    """
+    for _ in range(3):
+        before = _clock()
+        real = time.time_ns()
+        after = _clock()
+        if after - before < 20_000:
+            break
+    age = real - stamp_realtime_ns
+    return after - age if age > 0 else after
 
 
 class _StampedSocket:
@@ -413,9 +432,7 @@ class _StampedSocket:
             payload = ancillary[0][2]
             if len(payload) >= 16:
                 sec, nsec = _TIMESPEC(payload)
-                now = _clock()
-                age = time.time_ns() - (sec * 1_000_000_000 + nsec)
-                t_ns = now - age if age > 0 else now
+                t_ns = _kernel_to_monotonic(sec * 1_000_000_000 + nsec)
         self.conn.data_received(data, t_ns)
 
     def write(self, data: bytes) -> None:
