@@ -10,6 +10,7 @@ score = fields present / fields that apply. It is stored with each row of the ta
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 
@@ -42,11 +43,16 @@ class Disclosure:
 
 
 def _get(doc: Any, pointer: str) -> Any:
-    for part in pointer.strip("/").split("/"):
+    for part in _parts(pointer):
         if not isinstance(doc, dict):
             return None
         doc = doc.get(part)
     return doc
+
+
+@cache
+def _parts(pointer: str) -> tuple[str, ...]:
+    return tuple(pointer.strip("/").split("/"))
 
 
 def _given(value: Any) -> bool:

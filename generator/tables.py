@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,17 +110,13 @@ def _p(dist: dict[str, Any] | None, key: str) -> float | None:
 _TODAY: dict[tuple[str, str, int], cost.Card | None] = {}
 
 
-def _card_today(project: Path, endpoint_id: str) -> cost.Card | None:
-    """Today's card for an endpoint, read once per process (re-read when the file changes)."""
-    stamp = 0
-    for suffix in (".yaml", ".yml", ".json"):
-        path = project / "endpoints" / f"{endpoint_id}{suffix}"
-        if path.is_file():
-            stamp = path.stat().st_mtime_ns
-            break
-    key = (str(project), endpoint_id, stamp)
+def _card_today(project: Path, endpoint_id: str, build: int) -> cost.Card | None:
+    """Today's card for an endpoint, read once per build and process."""
+    key = (str(project), endpoint_id, build)
     if key not in _TODAY:
-        _TODAY[key] = cost.todays_card(project, endpoint_id) if stamp else None
+        if len(_TODAY) > 10_000:
+            _TODAY.clear()
+        _TODAY[key] = cost.todays_card(project, endpoint_id)
     return _TODAY[key]
 
 
@@ -138,25 +135,27 @@ class RowMaker:
 
     results_dir: Path
     project: Path
+    build: int = field(default_factory=time.monotonic_ns)
 
     def __call__(self, item: Checked) -> Rows | None:
         if item.kind != "result" or item.document is None:
             return None
-        builder = _Builder(self.results_dir, self.project)
+        builder = _Builder(self.results_dir, self.project, self.build)
         builder.add(item)
         return Rows(builder.runs, builder.points, builder.agentic)
 
 
 class _Builder:
-    def __init__(self, results_dir: Path, project: Path) -> None:
+    def __init__(self, results_dir: Path, project: Path, build: int = 0) -> None:
         self.results_dir = results_dir
         self.project = project
+        self.build = build or time.monotonic_ns()
         self.runs: list[dict[str, Any]] = []
         self.points: list[dict[str, Any]] = []
         self.agentic: list[dict[str, Any]] = []
 
     def card_today(self, endpoint_id: str) -> cost.Card | None:
-        return _card_today(self.project, endpoint_id)
+        return _card_today(self.project, endpoint_id, self.build)
 
     def result_path(self, path: Path) -> str:
         try:
@@ -381,7 +380,7 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
                         project: Path) -> Tables:
     """Tables from already-validated files (their documents are kept unless rejected)."""
     make = RowMaker(results_dir, project)
-    builder = _Builder(results_dir, project)
+    builder = _Builder(results_dir, project, make.build)
     for item in checked:
         if item.kind != "result" or status_for(item.findings) == "rejected":
             continue

@@ -25,7 +25,7 @@ from epbench.findings import Finding
 from epbench.paths import project_dir
 from epbench.schema import check_schema, kind_of
 from generator.checks import WorkloadIndex, check_endpoint, check_result
-from generator.checks.expansion import load_untrusted
+from generator.checks.expansion import load_untrusted, load_untrusted_text
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -159,7 +159,7 @@ def _check_file(
             "commit a regular JSON or YAML file",
         )])
     try:
-        document = load_untrusted(path)
+        document, text = load_untrusted_text(path)
     except DocumentError as exc:
         problem = exc.problem
         return Checked(path, display, None, [Finding(
@@ -175,7 +175,7 @@ def _check_file(
             display, "/kind", "kind.unknown", "reject", what[:200],
             "set kind to one of: result, endpoint, serving-workload, agentic-workload",
         )])
-    findings = scan(document, display)
+    findings = scan(document, display, text)
     if kind == "result" and path.suffix != ".json":
         findings.append(Finding(
             display, "", "file.format", "reject", "results are JSON files",
@@ -198,12 +198,16 @@ def _check_file(
     return checked
 
 
-def _index_for(path: Path, cache: dict[Path, WorkloadIndex]) -> WorkloadIndex:
-    root = results_root(path.resolve())
-    project = root.parent if root is not None else project_dir()
-    if project not in cache:
-        cache[project] = WorkloadIndex(project)
-    return cache[project]
+def _index_for(path: Path, cache: dict[Any, WorkloadIndex]) -> WorkloadIndex:
+    """The workload index of the project a file belongs to (cached per folder)."""
+    folder = str(path.parent)
+    if folder not in cache:
+        root = results_root(path.resolve())
+        project = root.parent if root is not None else project_dir()
+        if project not in cache:
+            cache[project] = WorkloadIndex(project)
+        cache[folder] = cache[project]
+    return cache[folder]
 
 
 # --- process pool: each worker keeps its own workload indexes -------------------------------
@@ -269,7 +273,7 @@ def check_files(
         with ProcessPoolExecutor(workers, initializer=_worker_init,
                                  initargs=(workload_semantics, now, post)) as pool:
             return list(pool.map(_worker_check, items, chunksize=100))
-    indexes: dict[Path, WorkloadIndex] = {}
+    indexes: dict[Any, WorkloadIndex] = {}
     return [
         _finish(check_file(path, display, workload_semantics, _index_for(path, indexes), now),
                 post)

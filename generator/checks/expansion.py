@@ -114,8 +114,9 @@ def _shallow(document: Any) -> bool:
     return True
 
 
-def _fast_json(data: bytes) -> Any:
-    """The document, or _Unusual when any rule might apply (the full loader then decides)."""
+def _fast_json(data: bytes) -> tuple[Any, str]:
+    """The document and its text, or _Unusual when any rule might apply (the full loader
+    then decides)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -129,18 +130,23 @@ def _fast_json(data: bytes) -> Any:
         raise _Unusual from None
     if isinstance(document, dict | list) and not _shallow(document):
         raise _Unusual
-    return document
+    return document, text
 
 
 def load_untrusted(path: Path) -> Any:
     """epbench.documents.load_document, with YAML alias bombs refused before loading and a
     fast path for ordinary JSON."""
+    return load_untrusted_text(path)[0]
+
+
+def load_untrusted_text(path: Path) -> tuple[Any, str | None]:
+    """As load_untrusted, with the JSON text when the fast path read it (None otherwise)."""
     data = read_bytes_limited(path)
     if path.suffix == ".json":
         try:
             return _fast_json(data)
         except _Unusual:
-            return parse_document(data, path)
+            return parse_document(data, path), None
     else:
         try:
             text = data.decode("utf-8")
@@ -158,4 +164,4 @@ def load_untrusted(path: Path) -> Any:
                 "file.depth", f"nesting deeper than {MAX_DEPTH} levels",
                 fix="flatten the document",
             ))
-    return parse_document(data, path)
+    return parse_document(data, path), None

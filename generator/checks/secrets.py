@@ -63,12 +63,14 @@ def _token_is_secret(token: str) -> bool:
             and any(c.isdigit() for c in token) and entropy(token) >= MIN_ENTROPY_BITS)
 
 
-def scan(document: Any, file: str) -> list[Finding]:
+def scan(document: Any, file: str, text: str | None = None) -> list[Finding]:
     """A finding for every string (or key) in the document that looks like a credential.
 
-    One regex pass over the document's canonical JSON text first (fast, C speed): only when
-    something there looks like a key is the tree walked to name each place."""
-    text = json.dumps(document, ensure_ascii=False)
+    One regex pass over the document's JSON text first (fast, C speed; the file's own text
+    when it has no escapes): only when something there looks like a key is the tree walked to
+    name each place."""
+    if text is None or "\\" in text:  # escapes could hide a key from a scan of the raw text
+        text = json.dumps(document, ensure_ascii=False)
     if not _has_key_shape(text) and not any(
         _token_is_secret(token) for token in _TOKEN.findall(text)
     ):
