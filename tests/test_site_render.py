@@ -11,7 +11,14 @@ import pandas as pd
 import pytest
 
 from generator import charts, docs_gen
-from generator.render import flatten, fmt_number, json_script, result_context, run_command, safe_json
+from generator.render import (
+    flatten,
+    fmt_number,
+    json_script,
+    result_context,
+    run_command,
+    safe_json,
+)
 from generator.site import (
     HASHES_TOKEN,
     _write_pages,
