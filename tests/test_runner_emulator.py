@@ -99,7 +99,7 @@ def test_a_concurrency_sweep_shows_the_throughput_interactivity_trade_off(tmp_pa
         "requests_per_point": 32,
         "warmup_requests": 1,
     }
-    endpoint = fast_emulator(tmp_path, tpot_ms=3, tpot_growth=0.05)
+    endpoint = fast_emulator(tmp_path, tpot_ms=3, tpot_growth=0.1)
     result = run(tmp_path, endpoint, workload(tmp_path, load, max_tokens=48))
     points = result["points"]
     assert [p["concurrency"] for p in points] == [2, 4, 8, 16, 32]
