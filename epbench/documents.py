@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 
 from epbench.errors import InputError
+from epbench.fast_json import Unusual, fast_json
+from epbench.yaml_guard import MAX_NODES, scan_yaml
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
@@ -148,6 +150,8 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
     if text.startswith("\ufeff"):
         text = text[1:]
     is_json = path.suffix == ".json"
+    if not is_json:
+        _guard_yaml(text, path)
     try:
         if is_json:
             value = json.loads(
@@ -197,7 +201,35 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
     return value
 
 
-def load_document(path: Path | str, limit: int = MAX_FILE_BYTES) -> Any:
-    """Read and parse one JSON or YAML file; DocumentError says what is wrong and where."""
+def _guard_yaml(text: str, path: Path) -> None:
+    """Refuse alias bombs and pathological nesting before the YAML loader sees the text."""
+    nodes, depth = scan_yaml(text, MAX_DEPTH)
+    if nodes > MAX_NODES:
+        raise DocumentError(path, LoadProblem(
+            "file.aliases",
+            f"YAML anchors and aliases expand this file past {MAX_NODES} nodes",
+            fix="write the values out instead of nesting aliases of aliases",
+        ))
+    if depth > MAX_DEPTH:
+        raise DocumentError(path, LoadProblem(
+            "file.depth", f"nesting deeper than {MAX_DEPTH} levels", fix="flatten the document",
+        ))
+
+
+def load_document_text(path: Path | str, limit: int = MAX_FILE_BYTES) -> tuple[Any, str | None]:
+    """As load_document, with the JSON text when the fast path read it (None otherwise)."""
     path = Path(path)
-    return parse_document(read_bytes_limited(path, limit), path, limit)
+    data = read_bytes_limited(path, limit)
+    if path.suffix == ".json":
+        try:
+            return fast_json(data, MAX_DEPTH)
+        except Unusual:
+            pass
+    return parse_document(data, path, limit), None
+
+
+def load_document(path: Path | str, limit: int = MAX_FILE_BYTES) -> Any:
+    """Read and parse one JSON or YAML file; DocumentError says what is wrong and where.
+
+    Ordinary JSON takes a fast path; YAML is scanned for alias bombs and deep nesting first."""
+    return load_document_text(path, limit)[0]

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError
+from epbench.documents import DocumentError, load_document
 from epbench.pricing import MTOK, hourly_cost_usd, is_hourly, is_per_token, request_cost_usd
 from epbench.schema import check_schema, kind_of
-from generator.checks.expansion import load_untrusted
 
 Card = Mapping[str, Any]
 RETRY_TAGS = ("repair", "recovery", "transport")
@@ -197,7 +196,7 @@ def todays_card(project: Path, endpoint_id: str) -> Card | None:
         if not path.is_file():
             continue
         try:
-            document = load_untrusted(path)
+            document = load_document(path)
         except DocumentError:
             return None
         if kind_of(document) != "endpoint" or check_schema(document, "endpoint", str(path)):

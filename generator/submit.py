@@ -13,10 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError
+from epbench.documents import DocumentError, load_document
 from epbench.errors import InputError
 from epbench.schema import check_schema, kind_of
-from generator.checks.expansion import load_untrusted
 from generator.checks.layout import expected_relpath
 from generator.report import FileStatus, Report, status_for
 from generator.validate import validate_paths
@@ -58,7 +57,7 @@ def submit_run(
     if not source.is_file():
         raise InputError(f"{source}: no result.json in this run folder (did the run finish?)")
     try:
-        result = load_untrusted(source)
+        result = load_document(source)
     except DocumentError as exc:
         raise InputError(str(exc)) from None
     if kind_of(result) != "result":
@@ -78,7 +77,7 @@ def submit_run(
         )
     if target.exists():
         try:
-            existing = load_untrusted(target)
+            existing = load_document(target)
         except DocumentError:
             existing = None
         if not isinstance(existing, dict) or existing.get("run_id") != result["run_id"]:

@@ -19,12 +19,11 @@ from typing import Any
 
 import pandas as pd
 
-from epbench.documents import DocumentError
+from epbench.documents import DocumentError, load_document
 from epbench.schema import check_schema, kind_of
 from generator import cost
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
-from generator.checks.expansion import load_untrusted
 from generator.checks.pareto import frontier
 from generator.disclosure import disclosure
 from generator.report import Report, status_for
@@ -349,7 +348,7 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
         if path.suffix not in (".yaml", ".yml", ".json") or path.is_symlink():
             continue
         try:
-            doc = load_untrusted(path)
+            doc = load_document(path)
         except DocumentError:
             continue
         if kind_of(doc) != "endpoint" or check_schema(doc, "endpoint", str(path)):

@@ -19,13 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError
+from epbench.documents import DocumentError, load_document, load_document_text
 from epbench.errors import InputError
 from epbench.findings import Finding
 from epbench.paths import project_dir
 from epbench.schema import check_schema, kind_of
 from generator.checks import WorkloadIndex, check_endpoint, check_result
-from generator.checks.expansion import load_untrusted, load_untrusted_text
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -159,7 +158,7 @@ def _check_file(
             "commit a regular JSON or YAML file",
         )])
     try:
-        document, text = load_untrusted_text(path)
+        document, text = load_document_text(path)
     except DocumentError as exc:
         problem = exc.problem
         return Checked(path, display, None, [Finding(
@@ -283,7 +282,7 @@ def check_files(
 
 def _run_id_of(path: Path) -> str | None:
     try:
-        document = load_untrusted(path)
+        document = load_document(path)
     except DocumentError:
         return None
     if kind_of(document) == "result" and isinstance(document.get("run_id"), str):

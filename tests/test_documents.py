@@ -64,3 +64,15 @@ def test_truncated_json_names_line_and_column():
     with pytest.raises(DocumentError) as info:
         parse_document(b'{"a": [1, 2', "r.json")
     assert "line 1" in str(info.value)
+
+
+def test_yaml_alias_bombs_are_refused_by_every_loader_before_expanding():
+    bomb = b'a: &a ["x","x","x","x","x","x","x","x","x","x"]\n'
+    for level in "bcdefghij":
+        prev = chr(ord(level) - 1)
+        bomb += f"{level}: &{level} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n".encode()  # noqa: E501
+    assert problem(bomb, "w.yaml") == "file.aliases"
+
+
+def test_deep_yaml_flow_nesting_is_refused_quickly():
+    assert problem(b"a: " + b"[" * 3000 + b"]" * 3000 + b"\n", "w.yaml") == "file.depth"

@@ -21,9 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError
+from epbench.documents import DocumentError, load_document
 from epbench.errors import InputError
-from generator.checks.expansion import load_untrusted
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,
@@ -49,7 +48,7 @@ _UNMAPPED_ALWAYS = [
 
 def _load(path: Path) -> Any:
     try:
-        return load_untrusted(path)
+        return load_document(path)
     except DocumentError as exc:
         raise InputError(str(exc)) from None
 

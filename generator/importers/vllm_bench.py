@@ -16,9 +16,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError
+from epbench.documents import DocumentError, load_document
 from epbench.errors import InputError
-from generator.checks.expansion import load_untrusted
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,
@@ -60,7 +59,7 @@ def convert(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError(f"{path}: expected the JSON file `vllm bench serve --save-result` wrote")
     try:
-        doc = load_untrusted(path)
+        doc = load_document(path)
     except DocumentError as exc:
         raise InputError(str(exc)) from None
     if not isinstance(doc, dict) or _num(doc, "duration") is None or "completed" not in doc:
