@@ -3,6 +3,12 @@
 The emulator stamps `t_first_byte_ns` just before it sends the first content-bearing chunk,
 with the same CLOCK_MONOTONIC the client uses; requests are matched by `x-request-id`.
 error = client t_first_ns - server t_first_byte_ns; p50 must be under 1 ms, p99 under 5 ms.
+
+Streams run at 20 tokens per second each (50 ms per token, 64 streams): the client's kernel
+receive stamps do not depend on when it reads, but TCP merges packets that queue up unread
+into one buffer with the newest stamp, so a first token read together with the next one
+would look late by a token gap. At 50 ms per token that needs the client to be 50 ms late;
+at a few ms per token an oversubscribed machine makes that common (workloads/DESIGN.md).
 """
 
 from __future__ import annotations
@@ -26,11 +32,11 @@ REQUESTS = 256
 
 def test_first_token_time_error_at_concurrency_64_is_under_1_ms_p50_and_5_ms_p99():
     doc = load_document(ROOT / "endpoints" / "emulator.yaml")
-    doc["emulator"].update(slots=CONCURRENCY, ttft_ms=10, tpot_ms=20, tpot_growth=0.01, jitter=0.05)
+    doc["emulator"].update(slots=CONCURRENCY, ttft_ms=10, tpot_ms=50, tpot_growth=0.01, jitter=0.05)
 
     async def go(base_url: str) -> dict[str, int]:
         client = EndpointClient(base_url, None, None, 30.0, CONCURRENCY)
-        body = {"model": "emulated-8b", "max_tokens": 16, "stream": True, "ignore_eos": True}
+        body = {"model": "emulated-8b", "max_tokens": 8, "stream": True, "ignore_eos": True}
         firsts: dict[str, int] = {}
         pending = iter(range(REQUESTS))
 
