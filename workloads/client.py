@@ -295,6 +295,9 @@ def _digest(res: ChatResponse, events: list[tuple[int, str]], keep_chunks: bool)
             res.chunks.append((t, obj))
         if bearing:
             if last:
+                # Stamps converted from the kernel's clock can jitter by microseconds between
+                # reads; events of one response never go back in time.
+                t = max(t, last)
                 itl.append((t - last) // 1000)
             else:
                 res.t_first_ns = t
