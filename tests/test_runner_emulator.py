@@ -291,3 +291,13 @@ def test_an_api_key_comes_from_the_named_variable_and_never_shows(tmp_path):
     assert "sk-very-secret" not in repr(endpoint) and "sk-very-secret" not in json.dumps(
         endpoint.doc
     )
+
+
+def test_an_agentic_workload_is_dispatched_and_its_result_is_written_around_the_section(
+    tmp_path, shared_endpoint
+):
+    wl = ROOT / "workloads" / "agentic" / "weather-single-call.yaml"
+    result = run(tmp_path, shared_endpoint, wl, quick=True)
+    assert result["points"] == [] and result["pareto"] == []
+    assert result["workload"]["kind"] == "agentic" and result["workload"]["pattern"] == "agentic"
+    assert result["agentic"]["trials"] >= 1
