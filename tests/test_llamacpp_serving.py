@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,25 +151,28 @@ def test_llama_cpp_cuts_tool_arguments_at_max_tokens_yet_says_tool_calls(llama_u
 @pytest.mark.slow
 def test_llama_cpp_by_default_cuts_a_running_stream_when_another_request_arrives() -> None:
     outcome: dict[str, Any] = {}
+    first_is_streaming = threading.Event()
 
-    def stream(name: str, delay_s: float, max_tokens: int) -> None:
-        time.sleep(delay_s)
+    def stream(name: str, max_tokens: int) -> None:
         body = {"model": MODEL_NAME, "stream": True, "temperature": 0.0, "max_tokens": max_tokens,
                 "messages": [{"role": "user", "content": f"Say something, {name}."}]}
+        received = b""
         try:
             with httpx.stream("POST", f"{base_url}/chat/completions", json=body,
                               timeout=60) as r:
-                outcome[name] = sse_events(b"".join(r.iter_raw()))
+                for piece in r.iter_raw():
+                    received += piece
+                    first_is_streaming.set()
+            outcome[name] = sse_events(received)
         except httpx.RemoteProtocolError as exc:
             outcome[name] = exc
 
     with llama_server(interrupt_requests=True) as base_url:
-        threads = [threading.Thread(target=stream, args=("first", 0.0, 200)),
-                   threading.Thread(target=stream, args=("second", 0.1, 8))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        first = threading.Thread(target=stream, args=("first", 150))
+        first.start()
+        assert first_is_streaming.wait(30)
+        stream("second", 8)  # sent while the first is still streaming
+        first.join(60)
     # The first stream is dropped mid-body (an incomplete chunked read: no finish_reason,
     # no [DONE]); the second runs to max_tokens.
     assert isinstance(outcome["first"], httpx.RemoteProtocolError)
