@@ -58,7 +58,8 @@ def endpoint(block: dict[str, Any]) -> dict[str, Any]:
 def request_bytes(rid: str, tokens: int) -> bytes:
     body = json.dumps({"model": "emulated-8b", "stream": True, "max_tokens": tokens,
                        "messages": [{"role": "user", "content": f"capacity probe {rid} " * 8}]})
-    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nx-request-id: {rid}\r\n"
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"x-epbench-request-id: {rid}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
     return head.encode() + body.encode()
 

@@ -205,7 +205,7 @@ def test_requests_ask_for_usage_and_carry_the_key_and_request_id_in_headers_only
     res = run(handler)
     assert seen["body"]["stream_options"] == {"include_usage": True}
     assert seen["headers"]["authorization"] == f"Bearer {SECRET}"
-    assert seen["headers"]["x-request-id"] == "c1-00001"
+    assert seen["headers"]["x-epbench-request-id"] == "c1-00001"
     assert seen["headers"]["x-extra"] == "1"
     assert SECRET not in repr(res)
 

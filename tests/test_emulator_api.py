@@ -33,7 +33,7 @@ def chat(content: str = "hello " * 100, max_tokens: int = 5, **extra: Any) -> di
 
 def stream_events(url: str, body: dict[str, Any], request_id: str | None = None) -> list[Any]:
     """The decoded `data:` payloads of one streamed response ([DONE] kept as the string)."""
-    headers = {"x-request-id": request_id} if request_id else {}
+    headers = {"x-epbench-request-id": request_id} if request_id else {}
     events: list[Any] = []
     with HTTP.stream("POST", url + "/chat/completions", json=body, headers=headers,
                       timeout=30) as response:
@@ -104,7 +104,7 @@ def test_the_request_log_has_server_times_and_the_client_request_id(emu):
     t_before = time.perf_counter_ns()
     t_client_first = None
     with HTTP.stream("POST", emu.base_url + "/chat/completions", json=body,
-                     headers={"x-request-id": "c1-00042"}) as response:
+                     headers={"x-epbench-request-id": "c1-00042"}) as response:
         for line in response.iter_lines():
             if t_client_first is None and '"content":" ' in line:
                 t_client_first = time.perf_counter_ns()
@@ -141,7 +141,7 @@ def test_a_request_id_is_generated_when_the_client_sends_none(emu):
     emu.reset()
     response = HTTP.post(emu.base_url + "/chat/completions", json=chat(max_tokens=1))
     (record,) = emu.requests()
-    assert record["request_id"] == response.headers["x-request-id"]
+    assert record["request_id"] == response.headers["x-epbench-request-id"]
     assert record["request_id"].startswith("emu-")
 
 

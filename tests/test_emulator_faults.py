@@ -22,7 +22,7 @@ def observe(url: str, body: dict[str, Any], request_id: str) -> str | None:
     """What a careful client sees: the fault kind, or None for a clean stream."""
     t_send = time.perf_counter()
     with HTTP.stream("POST", url + "/chat/completions", json=body,
-                     headers={"x-request-id": request_id}) as response:
+                     headers={"x-epbench-request-id": request_id}) as response:
         if response.status_code == 429:
             return "rate_limit"
         if response.status_code in (500, 503):

@@ -218,7 +218,7 @@ def test_opt_in_retries_honour_retry_after_and_are_reported_apart(tmp_path):
     attempts: dict[str, int] = {}
 
     def handler(request: httpx.Request) -> httpx.Response:
-        rid = request.headers["x-request-id"]
+        rid = request.headers["x-epbench-request-id"]
         attempts[rid] = attempts.get(rid, 0) + 1
         if attempts[rid] == 1:
             return httpx.Response(429, headers={"retry-after": "0.05"}, content=b"{}")

@@ -1,7 +1,7 @@
 """Client timing against the emulator's own clock: TTFT error at concurrency 64.
 
 The emulator stamps `t_first_byte_ns` just before it sends the first content-bearing chunk,
-with the same CLOCK_MONOTONIC the client uses; requests are matched by `x-request-id`.
+with the same CLOCK_MONOTONIC the client uses; requests are matched by `x-epbench-request-id`.
 error = client t_first_ns - server t_first_byte_ns; p50 must be under 1 ms, p99 under 5 ms.
 
 Streams run at 20 tokens per second each (50 ms per token, 64 streams): the client's kernel

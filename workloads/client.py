@@ -33,6 +33,10 @@ from workloads.transport import BODY_EXTENSION, WRITE_EXTENSION, LeanTransport
 _clock = time.perf_counter_ns
 _MAX_ERROR_BODY = 2048
 
+# Our own header, not x-request-id: servers give that one meanings of their own
+# (llama-cpp-python answers 400 to any value that is not a UUID).
+REQUEST_ID_HEADER = "x-epbench-request-id"
+
 
 @dataclass(slots=True)
 class ChatResponse:
@@ -113,7 +117,7 @@ class EndpointClient:
             if not options.get("include_usage"):
                 body = {**body, "stream_options": {**options, "include_usage": True}}
         content = json.dumps(body, separators=(",", ":")).encode()
-        extra = {"x-request-id": request_id} if request_id else None
+        extra = {REQUEST_ID_HEADER: request_id} if request_id else None
         res = ChatResponse()
         request = self._http.build_request("POST", self.url, content=content, headers=extra)
         res.t_send_ns = _clock()

@@ -199,7 +199,7 @@ class TrialRun:
         policy = self.wl.limits.retry
         attempt, backoff = 0, 0.0
         while True:
-            # No x-request-id header: llama-cpp-python answers 400 to any that is not a UUID.
+            # No request id header: agentic requests are matched by task and step instead.
             res = await self.client.chat(body, keep_chunks=True)
             this_tag = tag if attempt == 0 else "transport"
             elapsed_s = max(0, res.t_done_ns - res.t_send_ns) / 1e9

@@ -74,10 +74,11 @@ class EmulatorApp:
         """One chat-completions request: record it, plan it, reject it or generate it."""
         state = self.state
         t_recv = time.perf_counter_ns()
-        request_id = _header(scope, b"x-request-id") or state.next_request_id()
+        request_id = (_header(scope, b"x-epbench-request-id") or _header(scope, b"x-request-id")
+                      or state.next_request_id())
         record = RequestRecord(request_id=request_id, t_recv_ns=t_recv)
         state.requests += 1
-        headers = [(b"x-request-id", request_id.encode())]
+        headers = [(b"x-epbench-request-id", request_id.encode())]
         try:
             raw = await _read_body(receive)
             if raw is None:
