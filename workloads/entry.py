@@ -139,6 +139,20 @@ def _endpoint_url(ep: Endpoint, workload_dirs: list[Path] | None) -> Iterator[st
         emulator.stop()
 
 
+def _agentic_settings(doc: dict[str, Any], seed: int, quick: bool) -> dict[str, Any]:
+    """The result's `settings` for an agentic workload: what its requests asked for."""
+    asked = doc.get("settings") or {}
+    settings: dict[str, Any] = {
+        "seed": seed, "quick": quick, "stream": bool(asked.get("stream", True)),
+    }
+    for key in ("temperature", "max_tokens", "top_p"):
+        if asked.get(key) is not None:
+            settings[key] = asked[key]
+    if "temperature" not in settings:
+        settings["temperature"] = 0.0
+    return settings
+
+
 def _read_plan_doc(run_dir: Path) -> dict[str, Any]:
     path = run_dir / PLAN_FILE
     if not path.is_file():
@@ -389,7 +403,7 @@ def _run_agentic(
             },
             "endpoint": ep.doc,
             "client": client_info(base_url, region),
-            "settings": {"seed": seed, "quick": quick, "stream": True},
+            "settings": _agentic_settings(doc, seed, quick),
             "started_at": utc_now(),
         }
         write_json_atomic(
