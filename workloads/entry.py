@@ -11,6 +11,7 @@ A serving workload goes to `workloads.runner`; an agentic one (or each *.yaml of
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -48,7 +49,18 @@ AGENTIC_CONNECTIONS = 64
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on uvloop when it is installed (less client CPU per read), else asyncio."""
+    """Run a coroutine on uvloop when it is installed (less client CPU per read), else asyncio.
+
+    When this thread already runs an event loop (a notebook, or Playwright's sync API in the
+    same process), the run gets a thread of its own: a loop cannot be started inside another.
+    """
+    if asyncio._get_running_loop() is not None:
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="epbench-run") as pool:
+            return pool.submit(_run_on_new_loop, coro).result()
+    return _run_on_new_loop(coro)
+
+
+def _run_on_new_loop(coro: Coroutine[Any, Any, T]) -> T:
     try:
         import uvloop
     except ImportError:

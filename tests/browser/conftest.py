@@ -29,7 +29,9 @@ def site_url(built_site: Path) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while the
+# browser is open, which must not outlive the browser tests.
+@pytest.fixture(scope="module")
 def chrome() -> Iterator[Any]:
     if chromium_path() is None:
         need("Debian chromium (/usr/bin/chromium) and the playwright package")
