@@ -55,9 +55,8 @@ def main() -> None:
 def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, quick: bool,
         client_region: str | None, shard: str | None, no_progress: bool) -> None:
     """Run one workload against one endpoint and write runs/<run-id>/result.json."""
-    from workloads.entry import run_command
-
     from epbench.paths import resolve_endpoint, resolve_workload
+    from workloads.entry import run_command
 
     results = run_command(
         endpoint=resolve_endpoint(endpoint),
@@ -104,9 +103,8 @@ def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path
 def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
              output: Path | None) -> None:
     """Check results, workloads and endpoint files; exit 1 if anything is rejected."""
-    from workloads.agentic.checks import validate_workload_semantics
-
     from generator.validate import validate_paths
+    from workloads.agentic.checks import validate_workload_semantics
 
     report = validate_paths(
         list(paths) or [Path(".")],
@@ -129,9 +127,8 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
 @click.option("--base-url", default="", help="Public URL of the site, for permalinks.")
 def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
-    from generator.site import build_site
-
     from epbench.paths import project_dir
+    from generator.site import build_site
 
     root = project_dir()
     site = build_site(
@@ -153,9 +150,8 @@ def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
 def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str,
            results_dir: Path | None) -> None:
     """Copy a run's result to its place under results/, fill the submitter block, validate it."""
-    from generator.submit import submit_run
-
     from epbench.paths import project_dir
+    from generator.submit import submit_run
 
     path, report = submit_run(
         run_dir,
