@@ -20,7 +20,8 @@ def _tool(name: str) -> list[str]:
 @pytest.mark.slow
 def test_ruff_finds_nothing():
     done = subprocess.run(
-        [*_tool("ruff"), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [*_tool("ruff"), "check", "--no-cache", "."],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
