@@ -185,6 +185,18 @@
     };
   }
 
+  // mainRows sorted by the current sort, kept until the sort changes: the sort is stable, so
+  // filtering the sorted rows gives the order that sorting the filtered rows would.
+  var sortedCache = { key: null, rows: null };
+
+  function sortedMain() {
+    var key = state.sort + '\u0000' + state.dir;
+    if (sortedCache.key !== key) {
+      sortedCache = { key: key, rows: mainRows.slice().sort(compare(state.sort, state.dir)) };
+    }
+    return sortedCache.rows;
+  }
+
   // ---------------------------------------------------------------- controls
   function distinct(column) {
     var seen = {};
@@ -336,16 +348,31 @@
     return td;
   }
 
+  // A row's <tr> is built once and reused: its cells depend on the row alone.
+  var rowElements = new Map();
+
+  function rowElement(row) {
+    var tr = rowElements.get(row);
+    if (!tr) {
+      tr = el('tr', { 'data-run': row.run_id });
+      config.table.columns.forEach(function (col) { tr.appendChild(cell(row, col)); });
+      rowElements.set(row, tr);
+    }
+    return tr;
+  }
+
   function renderTable() {
     var rows = filtered.slice(0, shown);
-    var body = el('tbody');
-    rows.forEach(function (row) {
-      var tr = el('tr', { 'data-run': row.run_id });
-      config.table.columns.forEach(function (col) { tr.appendChild(cell(row, col)); });
-      body.appendChild(tr);
+    var current = tbody.rows;
+    var same = current.length === rows.length && rows.every(function (row, i) {
+      return current[i] === rowElements.get(row);
     });
-    table.replaceChild(body, tbody);
-    tbody = body;
+    if (!same) {  // an unchanged table is left alone: no new layout of its rows
+      var body = el('tbody');
+      rows.forEach(function (row) { body.appendChild(rowElement(row)); });
+      table.replaceChild(body, tbody);
+      tbody = body;
+    }
     var total = mainRows.length;
     countEl.textContent = filtered.length === rows.length
       ? filtered.length + ' of ' + total + ' results shown'
@@ -435,17 +462,21 @@
     return out;
   }
 
+  function usableForFrontier(r) { return r.tps_per_user != null && r.system_tps != null; }
+  function byFrontierOrder(a, b) { return b.tps_per_user - a.tps_per_user || b.system_tps - a.system_tps; }
+
   var REDUCERS = {
     frontier: function (rows) {
-      var usable = rows.filter(function (r) { return r.tps_per_user != null && r.system_tps != null; });
+      var usable = rows.filter(usableForFrontier);
+      var faint = usable.length <= FAINT_POINTS_LIMIT;
       var out = [];
       groupBy(usable, seriesOf).forEach(function (list, series) {
-        list.sort(function (a, b) { return b.tps_per_user - a.tps_per_user || b.system_tps - a.system_tps; });
+        list.sort(byFrontierOrder);
         var best = -Infinity;
         list.forEach(function (r) {
           var onFrontier = r.system_tps > best;
           if (onFrontier) { best = r.system_tps; }
-          if (onFrontier || usable.length <= FAINT_POINTS_LIMIT) {
+          if (onFrontier || faint) {
             out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
               system_tps: r.system_tps, frontier: onFrontier });
           }
@@ -541,13 +572,96 @@
     container.appendChild(section);
   }
 
+  // A chart source's rows by run id, built once: a filter change then concatenates the lists
+  // of the matching runs instead of scanning every row. `runs` keeps the source's order, so the
+  // rows come out in the same order as a scan when each run's rows are contiguous (otherwise
+  // the index is not used).
+  var sourceIndex = {};
+
+  function indexSource(name) {
+    if (sourceIndex[name] !== undefined) { return sourceIndex[name]; }
+    var byRun = new Map();
+    var runs = [];
+    var contiguous = true;
+    var last = {};
+    (tables[name] || []).forEach(function (r) {
+      var list = byRun.get(r.run_id);
+      if (!list) {
+        list = []; byRun.set(r.run_id, list); runs.push(r.run_id);
+      } else if (r.run_id !== last) {
+        contiguous = false;
+      }
+      list.push(r);
+      last = r.run_id;
+    });
+    sourceIndex[name] = contiguous ? { byRun: byRun, runs: runs, series: null } : null;
+    return sourceIndex[name];
+  }
+
+  // The frontier reducer without faint points, from the index: each series' usable rows sorted
+  // once (a stable sort of source order, as the reducer sorts), walked skipping the runs that do
+  // not match. Same rows, order and tie rule as REDUCERS.frontier; null when faint points are
+  // drawn (few rows), where the reducer itself runs.
+  function indexedFrontier(index, runIds) {
+    if (!index.series) {
+      index.series = new Map();   // series -> usable rows in frontier order
+      index.runSeries = new Map();  // run id -> [series of its usable rows, first-seen order]
+      index.usable = new Map();     // run id -> usable row count
+      index.runs.forEach(function (id) {
+        var names = [];
+        var n = 0;
+        index.byRun.get(id).forEach(function (r) {
+          if (!usableForFrontier(r)) { return; }
+          n++;
+          var series = seriesOf(r);
+          if (names.indexOf(series) < 0) { names.push(series); }
+          var list = index.series.get(series);
+          if (!list) { list = []; index.series.set(series, list); }
+          list.push(r);
+        });
+        index.runSeries.set(id, names);
+        index.usable.set(id, n);
+      });
+      index.series.forEach(function (list) { list.sort(byFrontierOrder); });
+    }
+    var count = 0;
+    var order = new Set();
+    index.runs.forEach(function (id) {
+      if (!runIds.has(id)) { return; }
+      count += index.usable.get(id);
+      index.runSeries.get(id).forEach(function (series) { order.add(series); });
+    });
+    if (count <= FAINT_POINTS_LIMIT) { return null; }
+    var out = [];
+    order.forEach(function (series) {
+      var best = -Infinity;
+      index.series.get(series).forEach(function (r) {
+        if (r.system_tps > best && runIds.has(r.run_id)) {
+          best = r.system_tps;
+          out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
+            system_tps: r.system_tps, frontier: true });
+        }
+      });
+    });
+    return out;
+  }
+
   function chartRows(c, runIds) {
-    var source = tables[c.source] || [];
     var rows;
     if (c.source === config.table.source) {
       rows = filtered;
     } else {
-      rows = source.filter(function (r) { return runIds.has(r.run_id); });
+      var index = indexSource(c.source);
+      var fast = index && c.reduce === 'frontier' ? indexedFrontier(index, runIds) : null;
+      if (fast) { return fast; }
+      if (index) {
+        rows = [];
+        index.runs.forEach(function (id) {
+          if (runIds.has(id)) { Array.prototype.push.apply(rows, index.byRun.get(id)); }
+        });
+      } else {
+        rows = (tables[c.source] || []).filter(function (r) { return runIds.has(r.run_id); });
+      }
     }
     return REDUCERS[c.reduce](rows);
   }
@@ -642,8 +756,7 @@
   // ---------------------------------------------------------------- render
   function render() {
     var t0 = performance.now();
-    filtered = mainRows.filter(function (row) { return passes(row, state); });
-    filtered.sort(compare(state.sort, state.dir));
+    filtered = sortedMain().filter(function (row) { return passes(row, state); });
     var t1 = performance.now();
     renderTable();
     var t2 = performance.now();
