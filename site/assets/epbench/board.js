@@ -22,7 +22,7 @@
     'metric'];
   var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
     'submitter', 'hardware', 'region', 'client_region', 'division'];
-  var PAGE_SIZE = 100;
+  var PAGE_SIZE = 50;
   var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
