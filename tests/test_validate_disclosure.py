@@ -67,8 +67,7 @@ def test_a_bug_in_a_check_becomes_a_rejection_of_that_file_only(tmp_path: Path) 
 
     workloads = sorted((Path(__file__).resolve().parent.parent / "workloads" / "agentic")
                        .glob("*.yaml"))
-    if not workloads:
-        pytest.skip("no agentic workload shipped in this checkout")
+    assert workloads, "the agentic workloads ship with epbench"
     good = tmp_path / "ok.json"
     good.write_text(json.dumps(SELF_HOSTED))
     report = validate_paths([workloads[0], good], workload_semantics=broken)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from workloads.client import ChatResponse
@@ -26,38 +25,11 @@ from workloads.metrics.errors import TRANSPORT_CLASSES
 from workloads.plan import Plan, PlannedRequest, PointPlan
 from workloads.progress import PointProgress
 from workloads.prompts import messages
+from workloads.retry import RetryPolicy
 from workloads.workload import ServingWorkload
 
 _clock = time.perf_counter_ns
 _OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop can set up
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Opt-in retries for transport failures (429, 5xx, timeout, connection)."""
-
-    enabled: bool = False
-    max_retries: int = 3
-    backoff_s: float = 0.5
-    backoff_max_s: float = 30.0
-    honour_retry_after: bool = True
-
-    @staticmethod
-    def from_workload(block: dict[str, Any]) -> RetryPolicy:
-        return RetryPolicy(
-            enabled=bool(block.get("enabled", False)),
-            max_retries=int(block.get("max_retries", 3)),
-            backoff_s=float(block.get("backoff_s", 0.5)),
-            backoff_max_s=float(block.get("backoff_max_s", 30.0)),
-            honour_retry_after=bool(block.get("honour_retry_after", True)),
-        )
-
-    def delay_s(self, attempt: int, retry_after_s: float | None) -> float:
-        """Wait before attempt `attempt + 1` (attempt counts from 1): Retry-After if honoured,
-        else backoff_s * 2**(attempt-1); capped at backoff_max_s either way."""
-        if self.honour_retry_after and retry_after_s is not None:
-            return min(retry_after_s, self.backoff_max_s)
-        return min(self.backoff_s * 2 ** (attempt - 1), self.backoff_max_s)
 
 
 def request_body(
@@ -121,7 +93,7 @@ class ServingRunner:
         self.ctx = ctx
         self.workload = workload
         self.plan = plan
-        self.retry = RetryPolicy.from_workload(workload.retry)
+        self.retry = RetryPolicy().with_block(workload.retry)
         self.done_ids = {r["request_id"] for r in ctx.resume_records if "request_id" in r}
         self.records: list[dict[str, Any]] = []
 

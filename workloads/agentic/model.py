@@ -10,34 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workloads.retry import RetryPolicy
+
+# Agentic runs retry transport failures by default: a task should survive a 429.
+AGENTIC_RETRY = RetryPolicy(enabled=True, max_retries=3, backoff_s=0.25, backoff_max_s=8.0)
+
 DEFAULT_MAX_STEPS = 12
 DEFAULT_MAX_TOOL_ERRORS = 4
-MAX_RETRY_AFTER_S = 120.0  # a hostile Retry-After must not stall a run for hours
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Transport retries after 429, 5xx, timeouts and cut streams."""
-
-    enabled: bool = True
-    max_retries: int = 3
-    backoff_s: float = 0.25
-    backoff_max_s: float = 8.0
-    honour_retry_after: bool = True
-
-    def backoff(self, attempt: int, retry_after_s: float | None) -> float:
-        """Seconds to wait before retry number `attempt` (1-based): exponential, capped;
-        Retry-After wins when the server sent one and the policy honours it."""
-        if self.honour_retry_after and retry_after_s is not None and retry_after_s >= 0:
-            return min(float(retry_after_s), MAX_RETRY_AFTER_S)
-        return float(min(self.backoff_s * (2 ** (attempt - 1)), self.backoff_max_s))
 
 
 @dataclass(frozen=True)
 class Limits:
     max_steps: int = DEFAULT_MAX_STEPS
     max_tool_errors: int = DEFAULT_MAX_TOOL_ERRORS
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: RetryPolicy = field(default_factory=lambda: AGENTIC_RETRY)
 
 
 @dataclass(frozen=True)
@@ -196,15 +182,7 @@ def _checks(doc: dict[str, Any]) -> Checks:
 
 
 def _retry(doc: dict[str, Any] | None) -> RetryPolicy:
-    doc = doc or {}
-    base = RetryPolicy()
-    return RetryPolicy(
-        enabled=bool(doc.get("enabled", base.enabled)),
-        max_retries=int(doc.get("max_retries", base.max_retries)),
-        backoff_s=float(doc.get("backoff_s", base.backoff_s)),
-        backoff_max_s=float(doc.get("backoff_max_s", base.backoff_max_s)),
-        honour_retry_after=bool(doc.get("honour_retry_after", base.honour_retry_after)),
-    )
+    return AGENTIC_RETRY.with_block(doc)
 
 
 def load_workload(doc: dict[str, Any]) -> Workload:

@@ -237,7 +237,7 @@ class TrialRun:
                 self._endpoint_error = f"endpoint: {res.error_class}: {(res.error or '')[:200]}"
                 return None
             attempt += 1
-            backoff = policy.backoff(attempt, res.retry_after_s)
+            backoff = policy.delay_s(attempt, res.retry_after_s)
             self.backoff_s += backoff
             await asyncio.sleep(backoff)
 
