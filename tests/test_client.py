@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import need
 from workloads.client import ChatResponse, EndpointClient, parse_retry_after
 from workloads.transport import KERNEL_STAMPS
 
@@ -354,10 +355,11 @@ def test_lean_transport_reports_a_refused_connection():
     assert asyncio.run(go()).error_class == "connection"
 
 
-@pytest.mark.skipif(not KERNEL_STAMPS, reason="kernel receive timestamps are Linux-only")
 def test_an_event_read_late_is_timed_by_its_arrival_not_by_the_read():
     """The client's loop is deaf for 150 ms while the first token arrives; its time must be
     the packet's arrival (kernel stamp), not the moment the loop got round to reading it."""
+    if not KERNEL_STAMPS:
+        need("kernel receive timestamps (SO_TIMESTAMPNS: Linux only)")
     import socket
     import threading
     import time

@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -251,21 +251,36 @@ async def _serve(
     timeout: float,
     progress: bool,
 ) -> None:
-    client = EndpointClient(base_url, ep.api_key, ep.headers, timeout, connections)
-    ctx = RunContext(
-        run_id=plan.run_id,
-        run_dir=run_dir,
-        endpoint=ep.doc,
-        base_url=base_url,
-        client=client,
-        journal=journal,
-        quick=plan.quick,
-        seed=plan.seed,
-        progress=progress,
-        resume_records=records,
-    )
-    try:
+    async with _run_context(
+        ep, base_url, plan.run_id, run_dir, journal, records,
+        quick=plan.quick, seed=plan.seed, progress=progress,
+        timeout=timeout, connections=connections,
+    ) as ctx:
         await ServingRunner(ctx, workload, plan).run()
+
+
+@contextlib.asynccontextmanager
+async def _run_context(
+    ep: Endpoint,
+    base_url: str,
+    run_id: str,
+    run_dir: Path,
+    journal: Journal,
+    records: list[dict[str, Any]],
+    *,
+    quick: bool,
+    seed: int,
+    progress: bool,
+    timeout: float,
+    connections: int,
+) -> AsyncIterator[RunContext]:
+    """The RunContext of one run, with its one HTTP client, closed when the run ends."""
+    client = EndpointClient(base_url, ep.api_key, ep.headers, timeout, connections)
+    try:
+        yield RunContext(
+            run_id=run_id, run_dir=run_dir, endpoint=ep.doc, base_url=base_url, client=client,
+            journal=journal, quick=quick, seed=seed, progress=progress, resume_records=records,
+        )
     finally:
         await client.aclose()
 
@@ -426,30 +441,14 @@ def _run_agentic(
     async def go(journal: Journal) -> dict[str, Any]:
         from workloads.agentic.executor import run_agentic
 
-        client = EndpointClient(
-            base_url,
-            ep.api_key,
-            ep.headers,
-            float((ep.timeout_s or doc.get("timeout_s")) or 120),
-            AGENTIC_CONNECTIONS,
-        )
-        ctx = RunContext(
-            run_id=run_id,
-            run_dir=run_dir,
-            endpoint=ep.doc,
-            base_url=base_url,
-            client=client,
-            journal=journal,
-            quick=quick,
-            seed=seed,
-            progress=progress,
-            resume_records=records,
-        )
-        try:
+        async with _run_context(
+            ep, base_url, run_id, run_dir, journal, records,
+            quick=quick, seed=seed, progress=progress,
+            timeout=float((ep.timeout_s or doc.get("timeout_s")) or 120),
+            connections=AGENTIC_CONNECTIONS,
+        ) as ctx:
             section: dict[str, Any] = await run_agentic(ctx, doc, path)
             return section
-        finally:
-            await client.aclose()
 
     with Journal(run_dir / JOURNAL_FILE) as journal:
         agentic = run_async(go(journal))
