@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from epbench.documents import load_document  # noqa: E402
-from epbench.paths import shipped_endpoints_dir  # noqa: E402
-from workloads.emulator import start_emulator  # noqa: E402
+from epcore.documents import load_document  # noqa: E402
+from epcore.paths import shipped_endpoints_dir  # noqa: E402
+from runner.emulator import start_emulator  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

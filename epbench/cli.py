@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from epbench import __version__
-from epbench.errors import EpbenchError
+from epcore.errors import EpbenchError
 
 
 class _Group(click.Group):
@@ -55,8 +55,8 @@ def main() -> None:
 def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, quick: bool,
         client_region: str | None, shard: str | None, no_progress: bool) -> None:
     """Run one workload against one endpoint and write runs/<run-id>/result.json."""
-    from epbench.paths import resolve_endpoint, resolve_workload
-    from workloads.entry import run_command
+    from epcore.paths import resolve_endpoint, resolve_workload
+    from runner.entry import run_command
 
     results = run_command(
         endpoint=resolve_endpoint(endpoint),
@@ -81,8 +81,8 @@ def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, qui
               help="Agentic workload folders the emulator can play (default: the shipped ones).")
 def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path, ...]) -> None:
     """Run the endpoint emulator as an OpenAI-compatible server."""
-    from epbench.paths import resolve_endpoint
-    from workloads.emulator import serve
+    from epcore.paths import resolve_endpoint
+    from runner.emulator import serve
 
     serve(
         config=resolve_endpoint(str(config) if config else "emulator"),
@@ -104,7 +104,7 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
              output: Path | None) -> None:
     """Check results, workloads and endpoint files; exit 1 if anything is rejected."""
     from generator.validate import validate_paths
-    from workloads.agentic.checks import validate_workload_semantics
+    from runner.agentic.semantics import validate_workload_semantics
 
     report = validate_paths(
         list(paths) or [Path(".")],
@@ -127,7 +127,7 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
 @click.option("--base-url", default="", help="Public URL of the site, for permalinks.")
 def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
-    from epbench.paths import project_dir
+    from epcore.paths import project_dir
     from generator.site import build_site
 
     root = project_dir()
@@ -150,7 +150,7 @@ def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
 def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str,
            results_dir: Path | None) -> None:
     """Copy a run's result to its place under results/, fill the submitter block, validate it."""
-    from epbench.paths import project_dir
+    from epcore.paths import project_dir
     from generator.submit import submit_run
 
     path, report = submit_run(
@@ -189,8 +189,8 @@ def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
 def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload: str | None,
            only_region: str | None, shards: int) -> None:
     """Print the GitHub Actions matrix (JSON) for endpoints with `schedule: enabled`."""
-    from epbench.paths import project_dir
-    from workloads.matrix import build_matrix
+    from epcore.paths import project_dir
+    from runner.matrix import build_matrix
 
     click.echo(
         build_matrix(
@@ -209,7 +209,7 @@ def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload:
               help="The run folder to write (events.jsonl and result.json).")
 def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
     """Join the journals of a run's shards into one result."""
-    from workloads.merge import merge_runs
+    from runner.merge import merge_runs
 
     click.echo(str(merge_runs(list(run_dirs), out)))
 

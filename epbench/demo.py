@@ -15,9 +15,9 @@ from typing import Any
 
 import click
 
-from epbench.documents import load_document
-from epbench.errors import RunError
-from epbench.paths import project_dir, resolve_endpoint, resolve_workload, workloads_dir
+from epcore.documents import load_document
+from epcore.errors import RunError
+from epcore.paths import data_dir, project_dir, resolve_endpoint, resolve_workload
 
 DEMO_SUBMITTER = "demo"
 SERVING_WORKLOAD = "chat-short"
@@ -66,7 +66,7 @@ def run_demo(out: Path, quick: bool = True) -> Path:
     """Run the demo with `out` as the working folder; return the built site's folder."""
     from generator.site import build_site
     from generator.submit import submit_run
-    from workloads.entry import run_command
+    from runner.entry import run_command
 
     started = time.monotonic()
     out = out.resolve()
@@ -81,9 +81,7 @@ def run_demo(out: Path, quick: bool = True) -> Path:
         endpoint=endpoint, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
         resume=None, quick=quick, client_region="local", shard=None, progress=sys.stderr.isatty(),
     )
-    agentic_dir = project_dir() / "workloads" / "agentic"
-    if not agentic_dir.is_dir():
-        agentic_dir = workloads_dir() / "agentic"
+    agentic_dir = data_dir("workloads") / "agentic"
     agentic = run_command(
         endpoint=endpoint, workload=agentic_dir, out=runs_dir, resume=None, quick=quick,
         client_region="local", shard=None, progress=sys.stderr.isatty(),

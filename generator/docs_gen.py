@@ -1,7 +1,7 @@
 """Documentation pages generated from the repository itself: the schema reference (from
 `schemas/*.schema.json`), the workloads catalogue (from `workloads/serving` and
 `workloads/agentic`) and the methodology (definitions, with the enumerations and price-card
-formulas read from the schemas and `epbench.pricing`, so they cannot drift from the code).
+formulas read from the schemas and `epcore.pricing`, so they cannot drift from the code).
 
 Workload files are untrusted: they are loaded with the safe loader and every string reaches the
 page through autoescaped Jinja inside raw HTML, never as Markdown.
@@ -17,8 +17,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from epbench import pricing
-from epbench.documents import DocumentError, load_document
+from epcore import pricing
+from epcore.documents import DocumentError, load_document
 from generator.render import flatten, render
 
 _CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",

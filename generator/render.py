@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from epbench.paths import site_sources_dir
+from epcore.paths import site_sources_dir
 
 # Characters that could end the script element or start markup inside it; also the two line
 # separators JavaScript once treated as newlines.

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from epbench.findings import BLOCKING, SEVERITIES, Finding
+from epcore.findings import BLOCKING, SEVERITIES, Finding
 
 Status = Literal["passed", "flagged", "rejected"]
 MARKER = "<!-- epbench-validation-report -->"

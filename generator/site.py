@@ -40,8 +40,8 @@ import pandas as pd
 import yaml
 from markupsafe import escape
 
-from epbench.errors import InputError
-from epbench.paths import schemas_dir, site_sources_dir, workloads_dir
+from epcore.errors import InputError
+from epcore.paths import data_dir, schemas_dir, site_sources_dir
 from generator import charts, docs_gen
 from generator.render import environment, render, result_context
 from generator.vendor import vendor_vega
@@ -319,9 +319,7 @@ def _write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
             board=_board_config(name, spec, "../", getattr(tables, spec["source"])),
         )
         _write(docs / f"{name}.md", page)
-    workloads_root = project / "workloads"
-    if not (workloads_root / "serving").is_dir():
-        workloads_root = workloads_dir()
+    workloads_root = data_dir("workloads", project)
     _write(docs / "workloads.md", docs_gen.workloads_catalogue(workloads_root))
     tables_doc = project / "docs" / "tables.md"
     _write(docs / "methodology.md", docs_gen.methodology(schemas_dir(), tables_doc))

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError, load_document
-from epbench.errors import InputError
-from epbench.schema import check_schema, kind_of
+from epcore.documents import DocumentError, load_document
+from epcore.errors import InputError
+from epcore.schema import check_schema, kind_of
 from generator.checks.layout import expected_relpath
 from generator.report import FileStatus, Report, status_for
 from generator.validate import validate_paths

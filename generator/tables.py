@@ -19,8 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from epbench.documents import DocumentError, load_document
-from epbench.schema import check_schema, kind_of
+from epcore.documents import DocumentError, load_document
+from epcore.schema import check_schema, kind_of
 from generator import cost
 from generator.checks import rejected_points
 from generator.checks.dates import run_date

@@ -1,6 +1,6 @@
 """`epbench validate`: every file checked safely, then the checks across files.
 
-Per file: load with epbench.documents (size, UTF-8, duplicate keys, NaN, depth) -> kind ->
+Per file: load with epcore.documents (size, UTF-8, duplicate keys, NaN, depth) -> kind ->
 schema -> semantic checks (results here, agentic workloads through the `workload_semantics`
 callable the CLI passes in, endpoints here). Then, over every result: run ids are unique across
 the results tree. A file that makes the validator itself fail is rejected with
@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError, load_document, load_document_text
-from epbench.errors import InputError
-from epbench.findings import Finding
-from epbench.paths import project_dir
-from epbench.schema import check_schema, kind_of
+from epcore.documents import DocumentError, load_document, load_document_text
+from epcore.errors import InputError
+from epcore.findings import Finding
+from epcore.paths import project_dir
+from epcore.schema import check_schema, kind_of
 from generator.checks import WorkloadIndex, check_endpoint, check_result
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root

@@ -6,7 +6,7 @@
         httpx.post(emu.base_url + "/chat/completions", json=...)
 
 `overrides` is deep-merged into the file's `emulator:` block; the emulator runs in a child
-process (workloads.emulator.start_emulator) and is stopped when the block ends.
+process (runner.emulator.start_emulator) and is stopped when the block ends.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import load_document
-from epbench.paths import shipped_endpoints_dir
-from workloads.emulator import EmulatorProcess, start_emulator
+from epcore.documents import load_document
+from epcore.paths import shipped_endpoints_dir
+from runner.emulator import EmulatorProcess, start_emulator
 
 
 def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from epbench.schema import check_schema
-from workloads.agentic.executor import run_agentic
-from workloads.client import ChatResponse
+from epcore.schema import check_schema
+from runner.agentic.executor import run_agentic
+from runner.client import ChatResponse
 
 CARD = {
     "input_usd_per_mtok": 1.0,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from epbench.schema import check_schema
+from epcore.schema import check_schema
 from tests.conftest import need
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -81,8 +81,8 @@ def llama_url():
 def run(
     tmp_path: Path, base_url: str, max_tokens: int, stream: bool
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from runner.entry import run_command
     from tests.test_llamacpp_serving import write_endpoint
-    from workloads.entry import run_command
 
     path = tmp_path / f"wl-{max_tokens}.yaml"
     path.write_text(json.dumps(workload(max_tokens, stream)), encoding="utf-8")

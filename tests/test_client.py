@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
+from runner.client import ChatResponse, EndpointClient, parse_retry_after
+from runner.transport import KERNEL_STAMPS
 from tests.conftest import need
-from workloads.client import ChatResponse, EndpointClient, parse_retry_after
-from workloads.transport import KERNEL_STAMPS
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 SECRET = "sk-test-secret-value"

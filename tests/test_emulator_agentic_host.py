@@ -10,10 +10,10 @@ import asyncio
 import json
 from typing import Any
 
-from workloads.emulator.app import EmulatorApp
-from workloads.emulator.script import Script
-from workloads.emulator.settings import EmulatorSettings
-from workloads.emulator.state import EmulatorState
+from runner.emulator.app import EmulatorApp
+from runner.emulator.script import Script
+from runner.emulator.settings import EmulatorSettings
+from runner.emulator.state import EmulatorState
 
 CALL = [
     {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from runner.emulator.tokens import VOCABULARY
 from tests.emulator_fixture import running_emulator
-from workloads.emulator.tokens import VOCABULARY
 
 pytestmark = pytest.mark.integration
 

@@ -8,21 +8,21 @@ import random
 
 import pytest
 
-from epbench.errors import InputError
-from tests.emulator_fixture import emulator_endpoint
-from workloads.emulator import start_emulator
-from workloads.emulator.batching import DecodeClock, SlotPool
-from workloads.emulator.faults import FaultDrawer, TokenBucket, retry_after_header
-from workloads.emulator.frames import ChunkFrames, assemble_message
-from workloads.emulator.server import serve
-from workloads.emulator.settings import (
+from epcore.errors import InputError
+from runner.emulator import start_emulator
+from runner.emulator.batching import DecodeClock, SlotPool
+from runner.emulator.faults import FaultDrawer, TokenBucket, retry_after_header
+from runner.emulator.frames import ChunkFrames, assemble_message
+from runner.emulator.server import serve
+from runner.emulator.settings import (
     Distribution,
     EmulatorSettings,
     FaultSettings,
     settings_from_endpoint,
 )
-from workloads.emulator.state import draw_length
-from workloads.emulator.tokens import count_prompt_tokens
+from runner.emulator.state import draw_length
+from runner.emulator.tokens import count_prompt_tokens
+from tests.emulator_fixture import emulator_endpoint
 
 
 def test_slots_admit_up_to_their_number_and_queue_the_rest_in_arrival_order():
@@ -196,7 +196,7 @@ def test_an_invalid_emulator_setting_names_its_pointer_and_starts_no_process():
 def test_the_listening_socket_is_tcp_with_nodelay_for_accepted_sockets_to_inherit():
     import socket
 
-    from workloads.emulator.server import bind
+    from runner.emulator.server import bind
 
     sock = bind("127.0.0.1", 0)
     try:
@@ -217,8 +217,8 @@ def test_serve_rejects_a_missing_or_broken_file_in_one_line(tmp_path):
 
 
 def test_output_length_is_max_tokens_capped_by_the_distribution_unless_ignore_eos():
-    from workloads.emulator.completion import plan
-    from workloads.emulator.state import EmulatorState
+    from runner.emulator.completion import plan
+    from runner.emulator.state import EmulatorState
 
     capped = EmulatorState(EmulatorSettings(output_tokens=Distribution(kind="fixed", value=40)))
     free = EmulatorState(EmulatorSettings())
@@ -238,7 +238,7 @@ def test_output_length_is_max_tokens_capped_by_the_distribution_unless_ignore_eo
 
 
 def test_agentic_workloads_are_loaded_and_everything_else_skipped(tmp_path, capsys):
-    from workloads.emulator.agentic import load_workloads
+    from runner.emulator.agentic import load_workloads
 
     (tmp_path / "a.yaml").write_text("kind: agentic-workload\nid: a\n", encoding="utf-8")
     (tmp_path / "b.json").write_text('{"kind": "agentic-workload", "id": "b"}', encoding="utf-8")

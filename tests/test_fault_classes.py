@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from epbench.documents import load_document
-from workloads.client import EndpointClient
-from workloads.emulator.faults import FAULT_CLASSES
-from workloads.emulator.process import start_emulator
-from workloads.metrics.errors import ERROR_CLASSES
+from epcore.documents import load_document
+from epcore.metrics.errors import ERROR_CLASSES
+from runner.client import EndpointClient
+from runner.emulator.faults import FAULT_CLASSES
+from runner.emulator.process import start_emulator
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from epbench.errors import InputError
+from epcore.errors import InputError
 from generator.importers import import_results
 from generator.validate import validate_paths
 

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from epbench.cli import main
-from epbench.errors import InputError
-from workloads.matrix import build_matrix
+from epcore.errors import InputError
+from runner.matrix import build_matrix
 
 ENDPOINT = """\
 kind: endpoint

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from epbench.documents import load_document
-from epbench.errors import InputError
-from epbench.schema import check_schema
-from workloads.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from workloads.journal import Journal
-from workloads.merge import merge_runs
-from workloads.plan import Plan, build_plan
-from workloads.workload import load_serving_workload
+from epcore.documents import load_document
+from epcore.errors import InputError
+from epcore.schema import check_schema
+from runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
+from runner.journal import Journal
+from runner.merge import merge_runs
+from runner.plan import Plan, build_plan
+from runner.workload import load_serving_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workloads.metrics.errors import ERROR_CLASSES, class_for_status, count_errors
+from epcore.metrics.errors import ERROR_CLASSES, class_for_status, count_errors
 
 
 def test_statuses_map_to_their_classes():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from workloads.metrics.pareto import frontier
+from epcore.metrics.pareto import frontier
 
 
 def point(pid, user, system):

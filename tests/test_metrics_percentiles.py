@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from workloads.metrics.percentiles import bootstrap_ci, insufficient, summarize
+from epcore.metrics.percentiles import bootstrap_ci, insufficient, summarize
 
 
 def test_percentiles_of_one_to_ten_match_the_linear_method_by_hand():

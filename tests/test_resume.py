@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epbench.documents import load_document
-from epbench.schema import check_schema
-from workloads.journal import Journal
+from epcore.documents import load_document
+from epcore.schema import check_schema
+from runner.journal import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
@@ -129,7 +129,7 @@ def test_a_torn_last_journal_line_is_dropped_and_cut_before_appending(tmp_path):
 
 
 def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
-    from epbench.errors import RunError
+    from epcore.errors import RunError
 
     path = tmp_path / "events.jsonl"
     path.write_bytes(b'{"request_id": "a"}\nnot json\n{"request_id": "b"}\n')

@@ -7,8 +7,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from epbench.documents import load_document
-from epbench.schema import check_schema, kind_of
+from epcore.documents import load_document
+from epcore.schema import check_schema, kind_of
 from tests.conftest import ROOT
 
 SCHEMAS = sorted((ROOT / "schemas").glob("*.schema.json"))

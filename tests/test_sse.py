@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workloads.sse import SSEDecoder
+from runner.sse import SSEDecoder
 
 STREAM = (
     b": keep-alive comment\n\n"

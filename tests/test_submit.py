@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_validate_results import SERVICED, make_project
 
-from epbench.errors import InputError
+from epcore.errors import InputError
 from generator.submit import submit_run
 
 ROOT = Path(__file__).resolve().parent.parent

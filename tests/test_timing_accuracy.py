@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from epbench.documents import load_document
-from workloads.client import EndpointClient
-from workloads.emulator.process import start_emulator
-from workloads.entry import run_async
+from epcore.documents import load_document
+from runner.client import EndpointClient
+from runner.emulator.process import start_emulator
+from runner.entry import run_async
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

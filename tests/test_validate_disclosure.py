@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.disclosure import disclosure
 from generator.validate import validate_paths
 

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epbench.schema import check_schema
+from epcore.schema import check_schema
 from generator.checks.fast_schema import certainly_valid
 
 ROOT = Path(__file__).resolve().parent.parent

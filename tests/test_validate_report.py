@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_validate_results import AGENTIC, SERVICED, load, make_project, save
 
-from epbench.schema import check_schema
+from epcore.schema import check_schema
 from generator.report import MARKER, md
 from generator.validate import validate_paths
 
@@ -85,7 +85,7 @@ def test_an_unknown_format_is_refused() -> None:
 
 
 def test_a_huge_report_still_fits_in_one_pull_request_comment(tmp_path: Path) -> None:
-    from epbench.findings import Finding
+    from epcore.findings import Finding
     from generator.report import MD_MAX_CHARS, FileStatus, Report
 
     report = Report()

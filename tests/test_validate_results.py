@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.checks import CHECKS
 from generator.validate import validate_paths
 
@@ -232,7 +232,7 @@ def test_changed_since_checks_only_what_the_branch_adds(tmp_path: Path, monkeypa
 
 def test_changed_since_with_an_unknown_ref_is_one_clear_error(tmp_path: Path,
                                                               monkeypatch: Any) -> None:
-    from epbench.errors import InputError
+    from epcore.errors import InputError
 
     project = make_project(tmp_path)
     _git(project, "init", "-q")

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from runner.matrix import MatrixJob
 from tests.conftest import ROOT, need
-from workloads.matrix import MatrixJob
 
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
 WORKFLOW_FILES = sorted(WORKFLOW_DIR.glob("*.yml"))

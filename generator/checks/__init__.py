@@ -1,6 +1,6 @@
 """Semantic checks, one module per group; each check has an id, a severity and a fix.
 
-Schema validation comes first (epbench.schema); these run only on schema-valid documents, so
+Schema validation comes first (epcore.schema); these run only on schema-valid documents, so
 they can rely on types. `CHECKS` lists every check for the docs and the tests.
 """
 
@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.checks import agentic, dates, derived, distributions, division, pareto, secrets
 from generator.checks.base import CHECKS, Check
 from generator.checks.layout import check_layout

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from epbench.findings import Finding, Severity
+from epcore.findings import Finding, Severity
 
 REL_TOLERANCE = 0.01
 """Derived values may differ from what they derive from by 1% (rounding in the writer)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.checks.base import check
 
 FUTURE_SLACK = timedelta(days=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.checks.base import check, close, fmt
 
 TPS_PER_USER = check(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.checks.base import check, fmt
 
 P90_MIN_SAMPLES = 64

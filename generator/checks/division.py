@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from epbench.findings import Finding
-from epbench.pricing import is_per_token
+from epcore.findings import Finding
+from epcore.pricing import is_per_token
 from generator.checks.base import check
 
 SERVICED_CARD = check(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from epbench.findings import Finding
+from epcore.findings import Finding
 from generator.checks.base import check
 from generator.checks.dates import run_date
 

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from epbench.findings import Finding, pointer_from_path
+from epcore.findings import Finding, pointer_from_path
 from generator.checks.base import check
 
 SECRET = check(

@@ -9,13 +9,12 @@ file is ever executed: git is called with a fixed argument list and no shell.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from epbench.findings import Finding
+from epcore.findings import Finding
+from epcore.paths import shipped
 from generator.checks.base import check
 
 GIT_TIMEOUT_S = 20
@@ -31,16 +30,6 @@ SHA = check(
     "re-run with the workload file as it is in workloads/ (an edited workload is a new workload: "
     "give it a new version)",
 )
-
-
-@cache
-def shipped_workloads() -> Path | None:
-    """Where the installed `workloads` package keeps its workload files, found without
-    importing it (the generator never imports the runner)."""
-    spec = importlib.util.find_spec("workloads")
-    if spec is None or not spec.origin:
-        return None
-    return Path(spec.origin).resolve().parent
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -71,9 +60,9 @@ class WorkloadIndex:
         key = f"{kind}/{workload_id}"
         if key not in self._files:
             found = None
-            for folder in (self.project / "workloads", shipped_workloads()):
+            for folder in (self.project / "workloads", shipped("workloads")):
                 for suffix in (".yaml", ".yml", ".json"):
-                    candidate = folder / kind / f"{workload_id}{suffix}" if folder else None
+                    candidate = folder / kind / f"{workload_id}{suffix}"
                     if candidate is not None and candidate.is_file():
                         found = candidate
                         break

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from epbench.errors import InputError
+from epcore.errors import InputError
 
 FORMATS = ("mlperf-endpoints", "vllm-bench")
 

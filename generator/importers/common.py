@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from epbench import __version__
-from epbench.errors import InputError
-from epbench.schema import check_schema
+from epcore import __version__
+from epcore.errors import InputError
+from epcore.schema import check_schema
 from generator.checks.distributions import expected_insufficient
 from generator.checks.layout import expected_relpath
 from generator.checks.pareto import frontier

@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from epbench.documents import DocumentError, load_document
-from epbench.errors import InputError
+from epcore.documents import DocumentError, load_document
+from epcore.errors import InputError
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,

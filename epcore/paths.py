@@ -1,0 +1,102 @@
+"""Where epbench finds its data: the checkout it runs from, or the copies inside the wheel.
+
+Inside a checkout (an editable install, or running from the source tree) the checkout's own
+`schemas/`, `workloads/`, `endpoints/`, `results/` and `site/` are used: they are what
+contributors edit. From a plain wheel the packaged copies under `epcore/_data/` are used for
+what ships (schemas, site sources, endpoint files, workload definitions), and the current
+directory holds what a user produces (`runs/`, `results/`, `_site/`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_DATA_DIR = _PACKAGE_DIR / "_data"
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this package was imported from, or None for an installed wheel."""
+    root = _PACKAGE_DIR.parent
+    if (root / "pyproject.toml").is_file() and (root / "schemas").is_dir():
+        return root
+    return None
+
+
+def shipped(name: str) -> Path:
+    """One shipped data folder (`schemas`, `site`, `endpoints`, `workloads`): the checkout's
+    own copy when running from a checkout, else the copy packaged in the wheel.
+
+    This is the one place that knows where shipped data lives; nothing imports a Python
+    package to find a data file.
+    """
+    root = checkout_root()
+    if root is not None:
+        return root / name
+    return _DATA_DIR / name
+
+
+def schemas_dir() -> Path:
+    """The JSON Schemas."""
+    return shipped("schemas")
+
+
+def site_sources_dir() -> Path:
+    """Jinja templates, assets, Markdown docs and mkdocs config of the site."""
+    return shipped("site")
+
+
+def shipped_endpoints_dir() -> Path:
+    """The endpoint files that ship with epbench (the emulator and templates)."""
+    return shipped("endpoints")
+
+
+def workloads_dir() -> Path:
+    """The shipped workload definitions (`serving/` and `agentic/`)."""
+    return shipped("workloads")
+
+
+def data_dir(name: str, project: Path | None = None) -> Path:
+    """A data folder (`workloads`, `endpoints`, ...) of the user's project when it has one,
+    else the shipped copy: the one "project folder first, then what ships" rule."""
+    own = (project if project is not None else project_dir()) / name
+    return own if own.is_dir() else shipped(name)
+
+
+def project_dir(cwd: Path | None = None) -> Path:
+    """The folder that user data (results/, runs/, _site/) is read from and written to.
+
+    The checkout root when running from one and the current directory is inside it;
+    otherwise the current directory.
+    """
+    here = (cwd or Path.cwd()).resolve()
+    root = checkout_root()
+    if root is not None and (here == root or root in here.parents):
+        return root
+    return here
+
+
+def resolve_endpoint(spec: str, cwd: Path | None = None) -> Path:
+    """An endpoint given as a path, or as an id looked up in ./endpoints then the shipped ones."""
+    candidate = Path(spec)
+    if candidate.suffix in {".yaml", ".yml", ".json"} or candidate.exists():
+        return candidate
+    for folder in (project_dir(cwd) / "endpoints", shipped_endpoints_dir()):
+        for suffix in (".yaml", ".yml"):
+            path = folder / f"{spec}{suffix}"
+            if path.is_file():
+                return path
+    return candidate
+
+
+def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
+    """A workload given as a path, or as an id looked up under serving/ then agentic/."""
+    candidate = Path(spec)
+    if candidate.suffix in {".yaml", ".yml", ".json"} or candidate.exists():
+        return candidate
+    for kind in ("serving", "agentic"):
+        for base in (project_dir(cwd) / "workloads", workloads_dir()):
+            path = base / kind / f"{spec}.yaml"
+            if path.is_file():
+                return path
+    return candidate

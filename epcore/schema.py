@@ -1,0 +1,134 @@
+"""The JSON Schemas under `schemas/`, and checking a document against the one its `kind` names.
+
+Every contract file carries `kind` (and may carry `$schema`, the schema's `$id`): that is how
+`epbench validate` knows which schema applies. Schema errors become Findings with JSON pointers.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from referencing import Registry, Resource
+
+from epcore.findings import Finding, pointer_from_path
+from epcore.paths import schemas_dir
+
+# kind -> schema file name
+KINDS: dict[str, str] = {
+    "endpoint": "endpoint.schema.json",
+    "serving-workload": "serving-workload.schema.json",
+    "agentic-workload": "agentic-workload.schema.json",
+    "result": "result.schema.json",
+    "validation-report": "validation-report.schema.json",
+}
+MAX_SCHEMA_ERRORS = 50
+
+
+@cache
+def _all_schemas() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(schemas_dir().glob("*.schema.json")):
+        out[path.name] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+@cache
+def _registry() -> Registry:
+    resources = [
+        (schema["$id"], Resource.from_contents(schema))
+        for schema in _all_schemas().values()
+        if "$id" in schema
+    ]
+    return Registry().with_resources(resources)
+
+
+def schema_for(kind: str) -> dict[str, Any]:
+    """The schema document for a kind (KeyError for an unknown kind)."""
+    return _all_schemas()[KINDS[kind]]
+
+
+@cache
+def validator_for(kind: str) -> Draft202012Validator:
+    schema = schema_for(kind)
+    return Draft202012Validator(schema, registry=_registry(), format_checker=FormatChecker())
+
+
+def kind_of(document: Any) -> str | None:
+    """The kind a document declares by `kind`, or by a `$schema` naming one of our `$id`s."""
+    if not isinstance(document, dict):
+        return None
+    kind = document.get("kind")
+    if isinstance(kind, str) and kind in KINDS:
+        return kind
+    declared = document.get("$schema")
+    if isinstance(declared, str):
+        for name, file in KINDS.items():
+            if _all_schemas().get(file, {}).get("$id") == declared:
+                return name
+    return None
+
+
+def _describe(error: Any) -> str:
+    message: str = error.message
+    if len(message) > 300:
+        message = message[:297] + "..."
+    return message
+
+
+def check_schema(document: Any, kind: str, file: str) -> list[Finding]:
+    """Schema findings (severity `reject`) for one document, most specific first, capped."""
+    validator = validator_for(kind)
+    findings: list[Finding] = []
+    errors = sorted(
+        validator.iter_errors(document), key=lambda e: (list(e.absolute_path), e.message)
+    )
+    for error in errors[:MAX_SCHEMA_ERRORS]:
+        # For oneOf/anyOf failures, the deepest sub-error says more than "is not valid under any".
+        best = error
+        if error.context:
+            best = max(error.context, key=lambda e: len(e.absolute_path))
+        findings.append(
+            Finding(
+                file=file,
+                pointer=pointer_from_path(list(best.absolute_path)),
+                check=f"schema.{best.validator}",
+                severity="reject",
+                message=_describe(best),
+                fix=_fix_for(best),
+            )
+        )
+    if len(errors) > MAX_SCHEMA_ERRORS:
+        findings.append(
+            Finding(
+                file, "", "schema.more", "reject",
+                f"{len(errors) - MAX_SCHEMA_ERRORS} more schema errors not shown",
+            )
+        )
+    return findings
+
+
+def _fix_for(error: Any) -> str:
+    validator = error.validator
+    if validator == "additionalProperties":
+        return "remove the unknown field (or check its spelling against the schema reference)"
+    if validator == "required":
+        return "add the missing field"
+    if validator == "type":
+        return f"use a value of type {error.validator_value}"
+    if validator == "enum":
+        return "use one of: " + ", ".join(json.dumps(v) for v in error.validator_value)
+    if validator == "pattern":
+        return f"match the pattern {error.validator_value}"
+    if validator in {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"}:
+        return "use a value in the allowed range"
+    if validator in {"maxLength", "maxItems", "maxProperties"}:
+        return "shorten it"
+    return "see the schema reference"
+
+
+def schema_path(kind: str) -> Path:
+    return schemas_dir() / KINDS[kind]

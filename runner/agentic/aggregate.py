@@ -1,0 +1,101 @@
+"""From trial records to the result's `agentic` section (schemas/result.schema.json).
+
+Harness faults are the only trials left out of success counts, and each is listed. Endpoint
+errors, step and tool-error limits all count as failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from epcore.metrics.passk import pass_hat_k
+from epcore.metrics.stats import dist, wilson
+from runner.agentic.classify import CLASSES
+from runner.agentic.model import Workload
+from runner.agentic.retry_cost import CostLedger
+from runner.agentic.trial import TrialRecord
+
+
+def _round(value: float | None, digits: int = 9) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def summarize(
+    workload: Workload, trials: int, records: Sequence[TrialRecord], card: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    by_task: dict[str, list[TrialRecord]] = {t.id: [] for t in workload.tasks}
+    for rec in records:
+        by_task.setdefault(rec.task, []).append(rec)
+    tasks_out, counts = [], []
+    for task_id, recs in by_task.items():
+        recs = sorted(recs, key=lambda r: r.trial)
+        counted = [r for r in recs if r.result != "harness_fault"]
+        successes = sum(r.result == "success" for r in counted)
+        counts.append((successes, len(counted)))
+        tasks_out.append(
+            {
+                "id": task_id,
+                "trials": len(counted),
+                "successes": successes,
+                "outcomes": [r.outcome() for r in recs],
+            }
+        )
+    counted_all = [r for r in records if r.result != "harness_fault"]
+    n = len(counted_all)
+    wins = sum(r.result == "success" for r in counted_all)
+    low, high = wilson(wins, n)
+    calls = {c: sum(r.calls.get(c, 0) for r in records) for c in CLASSES}
+    total_calls = sum(calls.values())
+    ledger = CostLedger(card)
+    for rec in records:
+        if rec.costs:
+            ledger.merge(rec.costs)
+    total_usd = ledger.total_usd()
+    retry_usd = ledger.retry_usd()
+    excess = [
+        (r.input_tokens + r.output_tokens - r.reference_tokens) / r.reference_tokens
+        for r in counted_all
+        if r.result == "success" and r.reference_tokens
+    ]
+    retry_cost = {}
+    for tag, cost in ledger.to_dict().items():
+        retry_cost[tag] = {
+            "requests": cost["requests"],
+            "tokens": cost["tokens"],
+            "seconds": round(cost["seconds"], 6),
+            "usd": _round(cost["usd"]),
+        }
+    return {
+        "trials": trials,
+        "tasks": tasks_out,
+        "pass_hat_k": pass_hat_k(counts),
+        "success_rate": {"value": wins / n if n else 0.0, "ci95": [low, high], "n": n},
+        "calls": calls,
+        "correct_call_rate": sum(r.correct_calls for r in records) / total_calls
+        if total_calls
+        else None,
+        "decision_ms": dist([v for r in records for v in r.decision_ms]),
+        "first_tool_delta_ms": dist([v for r in records for v in r.first_tool_delta_ms]),
+        "tool_ms": dist([v for r in records for v in r.tool_ms]),
+        "overhead_ms": dist([r.overhead_ms for r in records if r.overhead_ms is not None]),
+        "task_wall_ms": dist([r.wall_ms for r in counted_all]),
+        "tokens": {
+            "input": sum(r.input_tokens for r in records),
+            "output": sum(r.output_tokens for r in records),
+        },
+        "retry_cost": retry_cost,
+        "usd_per_task": _round(total_usd / n) if total_usd is not None and n else None,
+        "usd_per_successful_task": _round(total_usd / wins)
+        if total_usd is not None and wins
+        else None,
+        "retry_spend_share": (retry_usd / total_usd)
+        if total_usd and retry_usd is not None
+        else None,
+        "excess_tokens_over_reference": sum(excess) / len(excess) if excess else None,
+        "harness_faults": [
+            {"task": r.task[:64], "trial": r.trial, "message": (r.harness_fault or "")[:1000]}
+            for r in records
+            if r.result == "harness_fault"
+        ],
+    }

@@ -1,0 +1,171 @@
+"""Whether a trial did what its task asks.
+
+`evaluate` turns what a trial did (its calls, replies and final state) into the list of checks
+that failed; an empty list is a success. `validate_workload_semantics` (the entry point
+`epbench validate` calls) lives here by contract and is implemented in `semantics.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.agentic import pointer
+from runner.agentic.model import Checks, ExpectedCall
+
+
+@dataclass
+class ObservedCall:
+    name: str
+    arguments: dict[str, Any] | None
+    cls: str = "ok"
+    faulted: bool = False  # the tool ran and an injected fault answered
+
+    @property
+    def effective(self) -> bool:
+        """A valid call that the tool answered without a fault: what the checks look at."""
+        return (
+            self.cls in {"ok", "missing_id", "duplicate_id"}
+            and not self.faulted
+            and self.arguments is not None
+        )
+
+
+@dataclass
+class Observed:
+    """What one trial did."""
+
+    calls: list[ObservedCall] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+    state: Any = None
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, bool):
+        return ("bool", value)  # so that true never equals 1
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    return value
+
+
+def accepts(accepted: Any, actual: Any) -> bool:
+    """True when `actual` equals the accepted value, or one of them when `accepted` is a list
+    (strings case- and space-insensitive, numbers by value)."""
+    candidates = accepted if isinstance(accepted, list) else [accepted]
+    actual_n = _norm(actual)
+    return any((_norm(c) == actual_n and type(c) is not bool) or c is actual for c in candidates)
+
+
+def call_matches(expected: ExpectedCall, name: str, arguments: dict[str, Any]) -> bool:
+    return expected.tool == name and all(
+        key in arguments and accepts(value, arguments[key])
+        for key, value in expected.arguments.items()
+    )
+
+
+def describe(expected: ExpectedCall) -> str:
+    args = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in expected.arguments.items()
+    )
+    return f"{expected.tool}({args})"
+
+
+def _matching(expected: tuple[ExpectedCall, ...], calls: list[ObservedCall]) -> dict[int, int]:
+    """A maximum matching expected index -> call index (augmenting paths; sizes are small)."""
+    edges = [
+        [j for j, c in enumerate(calls) if call_matches(e, c.name, c.arguments or {})]
+        for e in expected
+    ]
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or augment(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(expected)):
+        augment(i, set())
+    return {i: j for j, i in owner.items()}
+
+
+def _partial(expected: tuple[ExpectedCall, ...], calls: list[ObservedCall]) -> dict[int, int]:
+    """Greedy in-order subsequence matching (optimal for a subsequence test)."""
+    out: dict[int, int] = {}
+    j = 0
+    for i, exp in enumerate(expected):
+        while j < len(calls) and not call_matches(exp, calls[j].name, calls[j].arguments or {}):
+            j += 1
+        if j == len(calls):
+            break
+        out[i] = j
+        j += 1
+    return out
+
+
+def evaluate(checks: Checks, observed: Observed) -> list[str]:
+    """The checks that failed, each as one readable line; empty means the trial passed."""
+    failed: list[str] = []
+    calls = [c for c in observed.calls if c.effective]
+    if checks.order == "partial":
+        matched = _partial(checks.calls, calls)
+    elif checks.order == "strict":
+        matched = {
+            i: i
+            for i, e in enumerate(checks.calls)
+            if i < len(calls) and call_matches(e, calls[i].name, calls[i].arguments or {})
+        }
+        if len(calls) != len(checks.calls):
+            failed.append(
+                f"order strict: {len(calls)} valid calls made, {len(checks.calls)} expected"
+            )
+    else:
+        matched = _matching(checks.calls, calls)
+    for i, exp in enumerate(checks.calls):
+        if i not in matched:
+            word = "in order " if checks.order in {"partial", "strict"} else ""
+            failed.append(f"calls[{i}]: expected {word}{describe(exp)}, not made")
+    if not checks.extra_calls:
+        used = set(matched.values())
+        for call in observed.calls:
+            if not call.effective and not call.faulted:
+                failed.append(f"extra_calls: invalid call {call.name or '(no name)'} ({call.cls})")
+        for j, call in enumerate(calls):
+            if j not in used:
+                shown = json.dumps(call.arguments, ensure_ascii=False)
+                failed.append(f"extra_calls: unexpected call {call.name}({shown})")
+    for name in checks.forbidden:
+        if any(c.name == name for c in observed.calls):
+            failed.append(f"forbidden: {name} was called")
+    for check in checks.state:
+        try:
+            value = pointer.resolve(observed.state, check.path)
+        except pointer.PointerError:
+            failed.append(f"state {check.path}: missing, expected {json.dumps(check.equals)}")
+            continue
+        if _norm(value) != _norm(check.equals):
+            failed.append(
+                f"state {check.path}: {json.dumps(value, ensure_ascii=False)[:100]}, "
+                f"expected {json.dumps(check.equals, ensure_ascii=False)}"
+            )
+    reply = observed.replies[-1] if observed.replies else ""
+    folded = reply.casefold()
+    for options in checks.reply_contains:
+        if not any(option.casefold() in folded for option in options):
+            shown = " or ".join(json.dumps(o, ensure_ascii=False) for o in options)
+            failed.append(f"reply_contains: {shown} not in the final reply")
+    return failed
+

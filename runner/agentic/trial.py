@@ -1,0 +1,366 @@
+"""One trial of one task: the multi-turn tool-calling loop against the endpoint.
+
+Request, assemble, classify, run the valid calls through the tools, send invalid ones back as
+tool errors, and go on until a reply without calls ends the last user turn, or `max_steps`, or
+`max_tool_errors`. Every request is journaled with its tag and cost; the trial ends as one
+`TrialRecord`, which is also journaled (that line is what `--resume` skips on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from runner.agentic.assemble import AssembledMessage, assemble
+from runner.agentic.checks import Observed, ObservedCall, call_matches, evaluate
+from runner.agentic.classify import CLASSES, ClassifiedCall, Classifier
+from runner.agentic.model import Task, Workload
+from runner.agentic.retry_cost import CostLedger, tag_after
+from runner.agentic.tools import ToolBox, ToolResult, error_content
+
+NOT_RETRIED = frozenset({"http_4xx"})
+_clock = time.perf_counter_ns
+
+
+class ChatClient(Protocol):
+    async def chat(
+        self, body: dict[str, Any], keep_chunks: bool = False, request_id: str | None = None
+    ) -> Any: ...
+
+
+class JournalLike(Protocol):
+    def append(self, record: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class TrialRecord:
+    """What one trial did and cost; `result` is one of the schema's outcome results."""
+
+    task: str
+    trial: int
+    result: str
+    failed_checks: list[str] = field(default_factory=list)
+    steps: int = 0
+    requests: int = 0
+    wall_ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usd: float | None = 0.0
+    calls: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CLASSES})
+    correct_calls: int = 0
+    costs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    decision_ms: list[float] = field(default_factory=list)
+    first_tool_delta_ms: list[float] = field(default_factory=list)
+    tool_ms: list[float] = field(default_factory=list)
+    overhead_ms: float | None = None
+    reference_tokens: int | None = None
+    harness_fault: str | None = None
+
+    def journal_line(self) -> dict[str, Any]:
+        return {"type": "trial", **asdict(self)}
+
+    @classmethod
+    def from_journal(cls, line: dict[str, Any]) -> TrialRecord:
+        data = {k: v for k, v in line.items() if k in cls.__dataclass_fields__}
+        return cls(**data)
+
+    def outcome(self) -> dict[str, Any]:
+        """The trial's entry in `agentic.tasks[].outcomes` (result.schema.json)."""
+        return {
+            "trial": self.trial,
+            "result": self.result,
+            "failed_checks": self.failed_checks[:100],
+            "steps": self.steps,
+            "requests": self.requests,
+            "wall_ms": round(self.wall_ms, 3),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "usd": self.usd,
+        }
+
+
+class TrialRun:
+    """Runs one trial; `await run()` returns its record."""
+
+    def __init__(
+        self,
+        *,
+        workload: Workload,
+        task: Task,
+        trial: int,
+        client: ChatClient,
+        journal: JournalLike,
+        card: dict[str, Any] | None,
+        model: str,
+        run_seed: int,
+    ) -> None:
+        self.wl, self.task, self.trial = workload, task, trial
+        self.client, self.journal, self.model = client, journal, model
+        self.ledger = CostLedger(card)
+        self.box = ToolBox(workload, run_seed=run_seed, task=task.id, trial=trial)
+        numbers = itertools.count(1)
+        self.classifier = Classifier(workload.tools, lambda: f"call_eb{trial}x{next(numbers)}")
+        self.rec = TrialRecord(task=task.id, trial=trial, result="failed")
+        self.observed = Observed()
+        self.model_ns = 0
+        self.tool_ns = 0
+        self.backoff_s = 0.0
+        self.productive_tokens: list[int] = []
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def run(self) -> TrialRecord:
+        start = _clock()
+        try:
+            self.rec.result = await self._loop()
+        except Exception as exc:  # a bug in the harness: listed, never hidden
+            self.rec.result = "harness_fault"
+            self.rec.harness_fault = f"{type(exc).__name__}: {exc}"[:1000]
+        wall_ns = _clock() - start
+        rec = self.rec
+        rec.wall_ms = wall_ns / 1e6
+        rec.overhead_ms = max(
+            0.0, (wall_ns - self.model_ns - self.tool_ns) / 1e6 - self.backoff_s * 1000
+        )
+        rec.costs = self.ledger.to_dict()
+        rec.usd = self.ledger.total_usd()
+        r = len(self.task.reference)
+        rec.reference_tokens = sum(self.productive_tokens[:r]) if self.productive_tokens else None
+        self.journal.append(rec.journal_line())
+        return rec
+
+    async def _loop(self) -> str:
+        wl, task = self.wl, self.task
+        messages: list[dict[str, Any]] = []
+        if wl.system_prompt:
+            messages.append({"role": "system", "content": wl.system_prompt})
+        messages.append({"role": "user", "content": task.conversation[0]})
+        turn, tool_errors, tag = 0, 0, "productive"
+        while True:
+            if self.rec.steps >= wl.limits.max_steps:
+                return self._finish(
+                    "max_steps", [f"max_steps: stopped after {self.rec.steps} steps"]
+                )
+            self.rec.steps += 1
+            got = await self._send(self._body(messages), tag)
+            if got is None:
+                return self._finish("endpoint_error", [self._endpoint_error])
+            msg, classified = got
+            if not msg.calls:
+                self.observed.replies.append(msg.content)
+                messages.append({"role": "assistant", "content": msg.content})
+                turn += 1
+                if turn < len(task.conversation):
+                    messages.append({"role": "user", "content": task.conversation[turn]})
+                    tag = "productive"
+                    continue
+                return self._finish("success", [])
+            invalid, faults = await self._answer_calls(messages, msg, classified)
+            tool_errors += invalid + faults
+            tag = tag_after(invalid, faults)
+            if tool_errors > wl.limits.max_tool_errors:
+                return self._finish(
+                    "max_tool_errors", [f"max_tool_errors: {tool_errors} tool errors"]
+                )
+
+    def _finish(self, result: str, reasons: list[str]) -> str:
+        self.observed.state = self.box.state
+        failed = evaluate(self.task.checks, self.observed)
+        self.rec.failed_checks = reasons + failed
+        if result == "success":
+            return "failed" if failed else "success"
+        return result
+
+    def _body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        s = self.wl.settings
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "tools": [t.openai_spec() for t in self.wl.tools],
+            "stream": s.stream,
+        }
+        for key in ("temperature", "max_tokens", "tool_choice", "parallel_tool_calls"):
+            value = getattr(s, key)
+            if value is not None:
+                body[key] = value
+        return json.loads(json.dumps(body))  # a snapshot: later turns must not change a sent body
+
+    # -- one request, with transport retries -------------------------------------------------
+
+    _endpoint_error = ""
+
+    async def _send(
+        self, body: dict[str, Any], tag: str
+    ) -> tuple[AssembledMessage, list[ClassifiedCall]] | None:
+        policy = self.wl.limits.retry
+        attempt, backoff = 0, 0.0
+        while True:
+            # No request id header: agentic requests are matched by task and step instead.
+            res = await self.client.chat(body, keep_chunks=True)
+            this_tag = tag if attempt == 0 else "transport"
+            elapsed_s = max(0, res.t_done_ns - res.t_send_ns) / 1e9
+            self.model_ns += max(0, res.t_done_ns - res.t_send_ns)
+            msg = assemble(res.chunks) if res.chunks else AssembledMessage()
+            failed = res.error_class is not None
+            if failed:
+                classified: list[ClassifiedCall] = []
+                self.rec.calls["stream_truncated"] += len(msg.calls)
+            else:
+                classified = self.classifier.classify(
+                    msg.calls, cut=False, length=self._at_limit(msg, res)
+                )
+                for c in classified:
+                    self.rec.calls[c.cls] += 1
+            tokens_in, tokens_out = int(res.input_tokens or 0), int(res.output_tokens or 0)
+            usd = self.ledger.add(this_tag, tokens_in, tokens_out, elapsed_s + backoff)
+            self.rec.requests += 1
+            self.rec.input_tokens += tokens_in
+            self.rec.output_tokens += tokens_out
+            if this_tag == "productive" and not failed:
+                self.productive_tokens.append(tokens_in + tokens_out)
+            self._journal_request(res, msg, classified, this_tag, attempt, backoff, usd, failed)
+            if not failed:
+                if msg.calls and msg.first_tool_ns is not None and msg.last_tool_ns is not None:
+                    self.rec.first_tool_delta_ms.append((msg.first_tool_ns - res.t_send_ns) / 1e6)
+                    self.rec.decision_ms.append((msg.last_tool_ns - res.t_send_ns) / 1e6)
+                return msg, classified
+            retryable = (
+                policy.enabled
+                and res.error_class not in NOT_RETRIED
+                and attempt < policy.max_retries
+            )
+            if not retryable:
+                self._endpoint_error = f"endpoint: {res.error_class}: {(res.error or '')[:200]}"
+                return None
+            attempt += 1
+            backoff = policy.delay_s(attempt, res.retry_after_s)
+            self.backoff_s += backoff
+            await asyncio.sleep(backoff)
+
+    def _at_limit(self, msg: AssembledMessage, res: Any) -> bool:
+        """Stopped by max_tokens: said so, or (servers that report `tool_calls` for a forced
+        call cut short, as llama-cpp-python does) as many tokens as the limit allows. Counted
+        chunks qualify too: every counted chunk carries at least one token."""
+        if msg.finish_reason == "length":
+            return True
+        limit = self.wl.settings.max_tokens
+        return limit is not None and (res.output_tokens or 0) >= limit
+
+    def _journal_request(
+        self,
+        res: Any,
+        msg: AssembledMessage,
+        classified: list[ClassifiedCall],
+        tag: str,
+        attempt: int,
+        backoff: float,
+        usd: float | None,
+        failed: bool,
+    ) -> None:
+        counts: dict[str, int] = {}
+        for c in classified:
+            counts[c.cls] = counts.get(c.cls, 0) + 1
+        if failed and msg.calls:
+            counts["stream_truncated"] = len(msg.calls)
+        self.journal.append(
+            {
+                "type": "request",
+                "request_id": f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}",
+                "task": self.task.id,
+                "trial": self.trial,
+                "step": self.rec.steps,
+                "attempt": attempt,
+                "tag": tag,
+                "t_send_ns": res.t_send_ns,
+                "t_first_ns": res.t_first_ns,
+                "t_last_ns": res.t_last_ns,
+                "t_done_ns": res.t_done_ns,
+                "t_first_tool_ns": msg.first_tool_ns,
+                "t_last_tool_ns": msg.last_tool_ns,
+                "input_tokens": res.input_tokens,
+                "output_tokens": res.output_tokens,
+                "token_source": res.token_source,
+                "status": res.status,
+                "class": res.error_class or "ok",
+                "error": res.error,
+                "backoff_s": round(backoff, 6),
+                "usd": usd,
+                "calls": counts,
+                "quirks": sorted(msg.quirks),
+                "finish_reason": msg.finish_reason,
+            }
+        )
+
+    # -- tools -------------------------------------------------------------------------------
+
+    async def _answer_calls(
+        self,
+        messages: list[dict[str, Any]],
+        msg: AssembledMessage,
+        classified: list[ClassifiedCall],
+    ) -> tuple[int, int]:
+        """Append the assistant turn and one tool message per call; (invalid calls, faults)."""
+        messages.append(
+            {
+                "role": "assistant",
+                "content": msg.content or "",  # not null: llama-cpp-python rejects a null content
+                "tool_calls": [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.arguments_text if c.arguments is not None else "{}",
+                        },
+                    }
+                    for c in classified
+                ],
+            }
+        )
+        results: dict[int, ToolResult] = {}
+        for i, call in enumerate(classified):
+            observed = ObservedCall(call.name, call.arguments, call.cls)
+            self.observed.calls.append(observed)
+            if call.executable and call.arguments is not None:
+                result = self.box.call(call.name, call.arguments)
+                observed.faulted = result.fault is not None
+                results[i] = result
+                if (
+                    any(call_matches(e, call.name, call.arguments) for e in self.task.checks.calls)
+                    and call.cls == "ok"
+                ):
+                    self.rec.correct_calls += 1
+        await self._wait_tools([r.latency_s for r in results.values()])
+        invalid = faults = 0
+        for i, call in enumerate(classified):
+            if i in results:
+                content = results[i].content
+                faults += results[i].fault is not None
+            else:
+                invalid += 1
+                shown = call.arguments_text[:200]
+                content = error_content(
+                    "invalid_call",
+                    f"{call.problem}. Received arguments: {shown!r}. "
+                    "Call the tool again, correctly.",
+                )
+            messages.append({"role": "tool", "tool_call_id": call.call_id, "content": content})
+        return invalid, faults
+
+    async def _wait_tools(self, latencies: list[float]) -> None:
+        """The calls of one step run at once: each takes its seeded latency."""
+        if not latencies:
+            return
+        start = _clock()
+
+        async def one(seconds: float) -> float:
+            await asyncio.sleep(seconds)
+            return (_clock() - start) / 1e6
+
+        measured = await asyncio.gather(*(one(s) for s in latencies))
+        self.rec.tool_ms.extend(measured)
+        self.tool_ns += _clock() - start

@@ -1,0 +1,250 @@
+"""One chat-completions request, from the body to the last byte: plan, queue, stream.
+
+`plan()` decides everything up front from the request's seeded generator (fault, output
+length, words or the player's script); `stream()` and `complete()` then play the plan against
+the batching model. One content chunk is one decode step and one `send`: chunks are never
+batched into one write, so the server's send times are what the client can observe.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from runner.emulator.agentic import play
+from runner.emulator.batching import DecodeClock
+from runner.emulator.faults import retry_after_header
+from runner.emulator.frames import (
+    DONE,
+    ChunkFrames,
+    assemble_message,
+    completion_body,
+    error_body,
+)
+from runner.emulator.script import Script
+from runner.emulator.settings import DEFAULT_MAX_TOKENS
+from runner.emulator.state import EmulatorState, RequestRecord, draw_length
+from runner.emulator.tokens import VOCABULARY, count_prompt_tokens
+
+Send = Any  # the ASGI send callable
+CUT_FAULTS = ("drop_mid_stream", "malformed_sse", "stream_error")
+MAX_OUTPUT_TOKENS = 131_072  # a larger max_tokens is served as this many (a context's worth)
+SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+class BadRequest(ValueError):
+    """The body is not a chat-completions request (answered with 400)."""
+
+
+@dataclass
+class Plan:
+    """What the emulator will do for one request, drawn before it waits for a slot."""
+
+    stream: bool
+    include_usage: bool
+    prompt_tokens: int
+    output_tokens: int
+    finish_reason: str
+    fault: str | None
+    retry_after_s: float
+    status_5xx: int
+    cut: int  # content chunks sent before a drop / malformed line / error event
+    first_word: int
+    script: Script | None
+    rng: Any
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("`messages` must be a non-empty list")
+    return body
+
+
+def plan(state: EmulatorState, raw: bytes, body: dict[str, Any]) -> Plan:
+    """Draw the request's fault, length and words (or script) from its seeded generator."""
+    settings = state.settings
+    rng = state.request_rng(raw)
+    fault, retry_after = state.drawer.draw(rng)
+    stream = body.get("stream") is True
+    options = body.get("stream_options")
+    include_usage = stream and isinstance(options, dict) and options.get("include_usage") is True
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
+    drawn = draw_length(settings.output_tokens, rng) if settings.output_tokens else None
+    if limit is not None and (body.get("ignore_eos") is True or drawn is None):
+        length = limit
+    elif limit is not None and drawn is not None:
+        length = min(limit, drawn)
+    else:
+        length = drawn or DEFAULT_MAX_TOKENS
+    length = min(length, MAX_OUTPUT_TOKENS)
+    finish = "length" if limit is not None and length >= limit else "stop"
+    # a request refused at the door never reaches the "model", so the player is not asked
+    script = None if fault in ("rate_limit", "http_5xx") else play(state.player, body)
+    if script is not None and not script.deltas:
+        script = None  # nothing to say: answer with text
+    if script is not None:
+        length = max(1, len(script.deltas))
+        finish = script.finish_reason
+    return Plan(
+        stream=stream,
+        include_usage=include_usage,
+        prompt_tokens=count_prompt_tokens(body["messages"], settings.chars_per_token),
+        output_tokens=length,
+        finish_reason=finish,
+        fault=fault,
+        retry_after_s=retry_after,
+        status_5xx=rng.choice((500, 503)),
+        cut=rng.randint(1, length),
+        first_word=rng.randrange(len(VOCABULARY)),
+        script=script,
+        rng=rng,
+    )
+
+
+async def reject(send: Send, record: RequestRecord, p: Plan, headers: list[Any]) -> None:
+    """Answer a rate-limited or 5xx request at once, without taking a slot."""
+    if p.fault == "rate_limit":
+        wait = retry_after_header(p.retry_after_s)
+        status, body = 429, error_body(
+            f"Rate limit reached: retry after {wait} s (emulated token bucket).",
+            "rate_limit_exceeded", "rate_limit_exceeded",
+        )
+        headers = [*headers, (b"retry-after", str(wait).encode())]
+    else:
+        status = p.status_5xx
+        message = "The server had an error." if status == 500 else "The server is overloaded."
+        body = error_body(f"{message} (emulated)", "server_error", None)
+    record.status = status
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*JSON_HEADERS, *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _bears_content(delta: dict[str, Any]) -> bool:
+    return bool(
+        delta.get("content") or delta.get("tool_calls")
+        or delta.get("reasoning_content") or delta.get("reasoning")
+    )
+
+
+async def stream(state: EmulatorState, send: Send, record: RequestRecord, p: Plan,
+                 frames: ChunkFrames, clock: DecodeClock) -> None:
+    """Stream the plan as SSE: role, content chunks one per step, finish, usage, [DONE].
+
+    Called holding a slot, with the 200 headers already sent.
+    """
+    clock.start(p.prompt_tokens)
+    await send({"type": "http.response.body", "body": frames.role(), "more_body": True})
+    if p.fault == "stall":
+        clock.deadline_ns += int(state.settings.faults.stall_s * 1e9)
+    await clock.wait()
+    if p.fault == "empty_choices":
+        for i in range(min(p.output_tokens, 3)):
+            if i:
+                clock.advance()
+                await clock.wait()
+            await send({"type": "http.response.body", "body": frames.empty(), "more_body": True})
+        tail = frames.usage(p.prompt_tokens, 0) if p.include_usage else b""
+        await send({"type": "http.response.body", "body": tail + DONE})
+        return
+    deltas = p.script.deltas if p.script is not None else None
+    cut = p.cut if p.fault in CUT_FAULTS else -1
+    for i in range(p.output_tokens):
+        if i:
+            clock.advance()
+            await clock.wait()
+        if deltas is not None:
+            chunk = frames.delta(deltas[i])
+            content = _bears_content(deltas[i])
+        else:
+            chunk = frames.token(p.first_word + i)
+            content = True
+        t = time.perf_counter_ns()
+        if content:
+            if record.t_first_byte_ns is None:
+                record.t_first_byte_ns = t
+            record.t_last_byte_ns = t
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        record.completion_tokens += 1
+        if i + 1 == cut:
+            if p.fault == "drop_mid_stream":
+                return  # no terminating chunk: the server closes the connection mid-body
+            if p.fault == "stream_error":
+                await send({"type": "http.response.body",
+                            "body": frames.error("Internal error while generating (emulated).")})
+                return
+            await send({"type": "http.response.body", "body": frames.malformed(),
+                        "more_body": True})
+    if p.script is not None and p.script.completion_tokens is not None:
+        record.completion_tokens = p.script.completion_tokens
+    tail = frames.finish(p.finish_reason)
+    if p.include_usage:
+        tail += frames.usage(p.prompt_tokens, record.completion_tokens)
+    await send({"type": "http.response.body", "body": tail + DONE})
+    if p.script is not None:
+        count_injected(state, p.script)
+
+
+async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: Plan,
+                   completion_id: str, created: int, clock: DecodeClock,
+                   headers: list[Any]) -> None:
+    """Wait out the whole generation, then send one chat.completion body (holding a slot)."""
+    clock.start(p.prompt_tokens)
+    if p.fault == "stall":
+        clock.deadline_ns += int(state.settings.faults.stall_s * 1e9)
+    await clock.wait()
+    for _ in range(p.output_tokens - 1):
+        clock.advance()
+        await clock.wait()
+    if p.script is not None:
+        message = assemble_message(p.script.deltas)
+        tokens = p.script.completion_tokens or len(p.script.deltas)
+    else:
+        words = (VOCABULARY[(p.first_word + i) % len(VOCABULARY)] for i in range(p.output_tokens))
+        message = {"role": "assistant", "content": "".join(words)}
+        tokens = p.output_tokens
+    model = state.settings.model_name
+    body = completion_body(completion_id, created, model, message, p.finish_reason,
+                           p.prompt_tokens, tokens)
+    if p.fault == "empty_choices":
+        parsed = json.loads(body)
+        parsed["choices"] = []
+        body = json.dumps(parsed).encode()
+    elif p.fault == "stream_error":
+        body = error_body("Internal error while generating (emulated).", "server_error",
+                          "internal_error")
+    elif p.fault == "malformed_sse":
+        body = body[: len(body) // 2]
+    record.status = 200
+    whole = p.fault != "drop_mid_stream"
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        *JSON_HEADERS, *headers, (b"content-length", str(len(body)).encode())]})
+    t = time.perf_counter_ns()
+    if p.fault not in ("empty_choices", "stream_error"):
+        record.t_first_byte_ns = record.t_last_byte_ns = t
+        record.completion_tokens = tokens
+    if not whole:
+        await send({"type": "http.response.body", "body": body[: len(body) // 2],
+                    "more_body": True})
+        return  # the connection closes short of content-length
+    await send({"type": "http.response.body", "body": body})
+    if p.script is not None and p.fault not in ("empty_choices", "stream_error",
+                                                 "malformed_sse"):
+        count_injected(state, p.script)
+
+
+def count_injected(state: EmulatorState, script: Script) -> None:
+    """Add what the player injected to the stats, once the whole script has been sent."""
+    for kind, n in script.injected.items():
+        state.agentic[kind] = state.agentic.get(kind, 0) + int(n)

@@ -1,0 +1,189 @@
+"""The serving runner: sends a plan's requests closed-loop or open-loop and journals each.
+
+    closed loop (concurrency)  warm-up requests first (at most `c` at once, to completion),
+                               then `c` workers share the measured requests: each sends its
+                               next one as soon as its last one finished
+    open loop (poisson, burst) one timeline per point (one for the whole burst): each request
+                               is started at t0 + its planned offset whether or not earlier
+                               ones finished; `t_scheduled_ns` is that planned instant, so
+                               schedule delay and latency from it are measured
+
+`--resume` runs only the planned requests whose ids are not in the journal yet; open-loop
+requests keep their planned spacing, shifted so the first one left starts at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from epcore.metrics.errors import TRANSPORT_CLASSES
+from runner.client import ChatResponse
+from runner.context import RunContext
+from runner.plan import Plan, PlannedRequest, PointPlan
+from runner.progress import PointProgress
+from runner.prompts import messages
+from runner.retry import RetryPolicy
+from runner.workload import ServingWorkload
+
+_clock = time.perf_counter_ns
+_OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop can set up
+
+
+def request_body(
+    workload: ServingWorkload, endpoint: dict[str, Any], req: PlannedRequest
+) -> dict[str, Any]:
+    """The chat-completions body for one planned request."""
+    model = endpoint.get("model") or {}
+    body: dict[str, Any] = {
+        "model": model.get("name", "default"),
+        "messages": messages(
+            workload.seed, req.request_id, req.input_tokens, workload.prompts.get("system_prompt")
+        ),
+        "max_tokens": workload.max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    for key in ("temperature", "top_p"):
+        if key in workload.sampling:
+            body[key] = workload.sampling[key]
+    if workload.prompts.get("ignore_eos"):
+        body["ignore_eos"] = True
+    return body
+
+
+def make_record(
+    req: PlannedRequest,
+    res: ChatResponse,
+    t_scheduled_ns: int | None,
+    attempts: int,
+    retry_s: float,
+    retry_tokens: int,
+) -> dict[str, Any]:
+    """One journal line (docs/DESIGN.md "Journal line")."""
+    return {
+        "request_id": req.request_id,
+        "point": req.point,
+        "seq": req.seq,
+        "warmup": req.warmup,
+        "t_scheduled_ns": t_scheduled_ns,
+        "t_send_ns": res.t_send_ns,
+        "t_first_ns": res.t_first_ns,
+        "t_last_ns": res.t_last_ns,
+        "t_done_ns": res.t_done_ns,
+        "input_tokens": res.input_tokens if res.input_tokens is not None else req.input_tokens,
+        "output_tokens": res.output_tokens,
+        "token_source": res.token_source,
+        "status": res.status,
+        "class": res.error_class or "ok",
+        "error": res.error,
+        "itl_us": res.itl_us,
+        "attempts": attempts,
+        "retry_s": round(retry_s, 6),
+        "retry_tokens": retry_tokens,
+    }
+
+
+class ServingRunner:
+    """Runs the selected points of a plan against the context's client."""
+
+    def __init__(self, ctx: RunContext, workload: ServingWorkload, plan: Plan) -> None:
+        self.ctx = ctx
+        self.workload = workload
+        self.plan = plan
+        self.retry = RetryPolicy().with_block(workload.retry)
+        self.done_ids = {r["request_id"] for r in ctx.resume_records if "request_id" in r}
+        self.records: list[dict[str, Any]] = []
+
+    async def run(self) -> list[dict[str, Any]]:
+        """Send every pending request of the selected points; returns the new records."""
+        points = self.plan.selected()
+        if self.plan.pattern == "burst":
+            await self._open_loop(points, "burst")
+        else:
+            for point in points:
+                if point.concurrency is not None:
+                    await self._closed_loop(point)
+                else:
+                    await self._open_loop([point], point.id)
+        return self.records
+
+    async def _one(
+        self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
+    ) -> None:
+        body = request_body(self.workload, self.ctx.endpoint, req)
+        attempts = 1
+        retry_tokens = 0
+        first_send = 0
+        while True:
+            res = await self.ctx.client.chat(body, request_id=req.request_id)
+            first_send = first_send or res.t_send_ns
+            if not (
+                self.retry.enabled
+                and res.error_class in TRANSPORT_CLASSES
+                and attempts <= self.retry.max_retries
+            ):
+                break
+            retry_tokens += res.output_tokens or 0
+            await asyncio.sleep(self.retry.delay_s(attempts, res.retry_after_s))
+            attempts += 1
+        retry_s = (res.t_send_ns - first_send) / 1e9 if attempts > 1 else 0.0
+        record = make_record(req, res, t_scheduled_ns, attempts, retry_s, retry_tokens)
+        self.ctx.journal.append(record)
+        self.records.append(record)
+        bar.update(record)
+
+    def _pending(self, point: PointPlan) -> list[PlannedRequest]:
+        return [r for r in point.requests if r.request_id not in self.done_ids]
+
+    async def _closed_loop(self, point: PointPlan) -> None:
+        pending = self._pending(point)
+        if not pending:
+            return
+        bar = PointProgress(f"{self.workload.id} {point.id}", len(pending), self.ctx.progress)
+        try:
+            warm = [r for r in pending if r.warmup]
+            measured = [r for r in pending if not r.warmup]
+            assert point.concurrency is not None
+            for batch in (warm, measured):
+                await _workers(batch, point.concurrency, lambda r: self._one(r, None, bar))
+        finally:
+            bar.close()
+
+    async def _open_loop(self, points: list[PointPlan], label: str) -> None:
+        pending = sorted(
+            (r for p in points for r in self._pending(p)), key=lambda r: r.offset_s or 0.0
+        )
+        if not pending:
+            return
+        bar = PointProgress(f"{self.workload.id} {label}", len(pending), self.ctx.progress)
+        shift = pending[0].offset_s or 0.0
+        t0 = _clock() + _OPEN_LOOP_LEAD_NS
+        tasks = []
+        try:
+            for req in pending:
+                target = t0 + round(((req.offset_s or 0.0) - shift) * 1e9)
+                delay = target - _clock()
+                if delay > 0:
+                    await asyncio.sleep(delay / 1e9)
+                tasks.append(asyncio.create_task(self._one(req, target, bar)))
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            bar.close()
+
+
+async def _workers(
+    items: list[PlannedRequest], count: int, send: Callable[[PlannedRequest], Awaitable[None]]
+) -> None:
+    """`count` workers sharing `items` in order, each sending its next when its last is done."""
+    iterator = iter(items)
+
+    async def worker() -> None:
+        for item in iterator:
+            await send(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(count, len(items)))))

@@ -1,0 +1,174 @@
+"""Journal records in, result points out: the one place a result's numbers are computed.
+
+`epbench run` and `epbench merge` both call `summarize_run`, with the plan and the journal
+records, so a merged result of shards equals the unsharded result of the same records.
+Records are ordered by (point, seq) first: the bootstrap resamples by position, and the
+order requests happened to finish in must not change a confidence interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from epcore.metrics import burst as burst_metrics
+from epcore.metrics import latency, pareto, throughput
+from epcore.metrics.errors import OK, count_errors
+from epcore.metrics.percentiles import summarize
+from runner.plan import Plan, PointPlan
+
+_DIGITS = 6
+_MIN_WINDOW_S = 1e-9
+
+
+def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Request records (no `type` or `type == "request"`), first record per request_id kept."""
+    seen: set[str] = set()
+    out = []
+    for record in records:
+        if record.get("type", "request") != "request":
+            continue
+        rid = record["request_id"]
+        if rid in seen:
+            continue
+        seen.add(rid)
+        out.append(dict(record))
+    return out
+
+
+def _values(records: list[dict[str, Any]], formula: Any) -> list[float]:
+    return [v for v in (formula(r) for r in records) if v is not None]
+
+
+def summarize_point(
+    point: PointPlan, records: list[dict[str, Any]], slo: Mapping[str, float], seed: int
+) -> dict[str, Any]:
+    """The result's `point` object from the journal records of one point."""
+    records = sorted(records, key=lambda r: r["seq"])
+    measured = [r for r in records if not r.get("warmup")]
+    ok = [r for r in measured if r["class"] == OK]
+    window = throughput.measurement_window(measured)
+    window_s = max((window[1] - window[0]) / 1e9, _MIN_WINDOW_S) if window else _MIN_WINDOW_S
+    end_ns = window[1] if window else 0
+    base = seed * 1000 + point.index * 10
+    tpot = summarize(_values(ok, latency.tpot_ms), seed=base + 2)
+    out: dict[str, Any] = {"id": point.id}
+    if point.concurrency is not None:
+        out["concurrency"] = point.concurrency
+    else:
+        out["rate"] = point.rate
+    if point.phase:
+        out["phase"] = point.phase
+    sources = {r.get("token_source") for r in ok if r.get("token_source")}
+    output = sum(r.get("output_tokens") or 0 for r in ok)
+    in_window = sum(r.get("output_tokens") or 0 for r in ok if r.get("t_done_ns", 0) <= end_ns)
+    out.update(
+        window_s=round(window_s, _DIGITS),
+        requests={
+            "issued": len(measured),
+            "completed": len(ok),
+            "failed": len(measured) - len(ok),
+            "warmup": len(records) - len(measured),
+        },
+        errors=count_errors(measured),
+        ttft_ms=summarize(_values(ok, latency.ttft_ms), seed=base + 1),
+        tpot_ms=tpot,
+        itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)], seed=base + 3),
+        e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
+    )
+    if point.rate is not None:
+        out["schedule_delay_ms"] = summarize(
+            _values(measured, latency.schedule_delay_ms), seed=base + 5
+        )
+        out["ttft_from_scheduled_ms"] = summarize(
+            _values(ok, latency.ttft_from_scheduled_ms), seed=base + 6
+        )
+        out["e2e_from_scheduled_ms"] = summarize(
+            _values(ok, latency.e2e_from_scheduled_ms), seed=base + 7
+        )
+    tps_user = throughput.tps_per_user(tpot["p90"])
+    out.update(
+        tokens={
+            "input": sum(r.get("input_tokens") or 0 for r in measured),
+            "output": output,
+            "output_in_window": in_window,
+            "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
+        },
+        system_tps=round(throughput.system_tps(in_window, window_s), _DIGITS),
+        tps_per_user=None if tps_user is None else round(tps_user, _DIGITS),
+        goodput_rps=round(throughput.goodput_rps(measured, slo, window_s), _DIGITS),
+        retries=retry_cost(records),
+    )
+    return out
+
+
+def retry_cost(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Extra attempts, their output tokens and the seconds they (and backoff) took."""
+    requests = tokens = 0
+    seconds = 0.0
+    for r in records:
+        requests += max(0, int(r.get("attempts", 1)) - 1)
+        tokens += int(r.get("retry_tokens") or 0)
+        seconds += float(r.get("retry_s") or 0.0)
+    return {"requests": requests, "tokens": tokens, "seconds": round(seconds, _DIGITS)}
+
+
+def burst_block(plan: Plan, by_point: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The result's `burst` object (phases and recovery seconds), for burst plans."""
+    if plan.pattern != "burst" or not plan.burst:
+        return None
+    offsets = {r.request_id: r.offset_s for p in plan.points for r in p.requests}
+    phases = []
+    samples: list[tuple[float, float]] = []
+    base_p99 = None
+    spike_end = 0.0
+    for point in plan.points:
+        records = by_point.get(point.id, [])
+        ttfts = []
+        for r in records:
+            value = latency.ttft_ms(r)
+            if value is not None:
+                ttfts.append(value)
+                samples.append((float(offsets.get(r["request_id"]) or 0.0), value))
+        failed = sum(1 for r in records if r["class"] != OK)
+        phase = burst_metrics.phase_stats(
+            point.phase or point.id,
+            point.start_s or 0.0,
+            point.end_s or 0.0,
+            point.rate or 0.0,
+            ttfts,
+            len(records),
+            failed,
+        )
+        phases.append(phase)
+        if point.phase == "base":
+            base_p99 = phase["ttft_p99_ms"]
+        if point.phase == "spike":
+            spike_end = point.end_s or 0.0
+    recovery = burst_metrics.recovery_seconds(
+        samples, spike_end, float(plan.burst["end_s"]), base_p99, float(plan.burst["window_s"])
+    )
+    return {"phases": phases, "recovery_s": recovery}
+
+
+def summarize_run(
+    plan: Plan,
+    records: Iterable[Mapping[str, Any]],
+    slo: Mapping[str, float],
+    points: list[PointPlan] | None = None,
+) -> dict[str, Any]:
+    """`points`, `pareto`, `retries` and (burst) `burst` of a result."""
+    by_point: dict[str, list[dict[str, Any]]] = {}
+    for record in dedupe(records):
+        by_point.setdefault(record["point"], []).append(record)
+    chosen = plan.selected() if points is None else points
+    result_points = [summarize_point(p, by_point.get(p.id, []), slo, plan.seed) for p in chosen]
+    out: dict[str, Any] = {
+        "points": result_points,
+        "pareto": pareto.frontier(result_points),
+        "retries": retry_cost(r for p in chosen for r in by_point.get(p.id, [])),
+    }
+    block = burst_block(plan, by_point)
+    if block is not None:
+        out["burst"] = block
+    return out
