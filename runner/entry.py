@@ -28,16 +28,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from epcore import HARNESS_NAME, __version__
+from epcore import HARNESS_NAME, __version__, evidence
 from epcore.errors import InputError, RunError
 from epcore.paths import checkout_root, project_dir
+from epcore.runspec import RunSpec
+from epcore.summary import all_failed, summarize_run
 from runner.client import EndpointClient
 from runner.context import RunContext
 from runner.endpoint import Endpoint, load_endpoint
 from runner.journal import Journal
 from runner.plan import Plan, build_plan
 from runner.runner import ServingRunner
-from runner.summary import summarize_run
 from runner.workload import ServingWorkload, load_serving_workload, read_workload
 
 T = TypeVar("T")
@@ -218,6 +219,9 @@ def _run_serving(
     timeout = float(ep.timeout_s or workload.timeout_s)
     try:
         with Journal(run_dir / JOURNAL_FILE) as journal:
+            if not any(r.get("type") == "run" for r in records):
+                journal.append({"type": "run", "spec": plan.spec(workload.slo).to_json()})
+            journal.start_session()
             run_async(
                 _serve(
                     ep,
@@ -236,7 +240,7 @@ def _run_serving(
         print(f"epbench: finish this run with: --resume {run_dir}", file=sys.stderr)
         raise
     all_records = Journal.read(run_dir / JOURNAL_FILE)
-    return write_result(run_dir, plan, all_records)
+    return finish(write_result(run_dir, plan, all_records))
 
 
 async def _serve(
@@ -285,16 +289,36 @@ async def _run_context(
         await client.aclose()
 
 
+def spec_of(plan: Plan, records: list[dict[str, Any]]) -> RunSpec:
+    """The spec journaled at the run's start (what `validate` recomputes with); the plan's
+    own for a journal written before runs journaled their spec."""
+    for record in records:
+        if record.get("type") == "run":
+            return RunSpec.from_json(record.get("spec"))
+    return plan.spec(plan.meta.get("slo") or {})
+
+
+def finish(result_path: Path) -> Path:
+    """The result path, or a RunError when not one request succeeded (the result is kept, for
+    a look, but it measured nothing about the endpoint and `validate` rejects it)."""
+    problem = all_failed(Journal.read(result_path.parent / JOURNAL_FILE))
+    if problem is not None:
+        raise RunError(
+            f"{problem}; nothing was measured (is the endpoint up at the URL in its file?). "
+            f"The result at {result_path} cannot be submitted"
+        )
+    return result_path
+
+
 def write_result(
     run_dir: Path,
     plan: Plan,
     records: list[dict[str, Any]],
-    points: list[Any] | None = None,
     extra_settings: dict[str, Any] | None = None,
 ) -> Path:
     """Compute and atomically write runs/<run-id>/result.json from the plan and the journal."""
     meta = plan.meta
-    summary = summarize_run(plan, records, meta.get("slo") or {}, points)
+    summary = summarize_run(spec_of(plan, records), records)
     settings = {**meta["settings"], **(extra_settings or {})}
     doc: dict[str, Any] = {
         "kind": "result",
@@ -308,6 +332,7 @@ def write_result(
         "started_at": meta["started_at"],
         "finished_at": utc_now(),
         **summary,
+        "evidence": evidence.describe((run_dir / JOURNAL_FILE).read_bytes()),
     }
     path = run_dir / RESULT_FILE
     write_json_atomic(path, doc)
@@ -451,6 +476,7 @@ def _run_agentic(
             return section
 
     with Journal(run_dir / JOURNAL_FILE) as journal:
+        journal.start_session()
         agentic = run_async(go(journal))
     result = {
         "kind": "result",
@@ -466,7 +492,8 @@ def _run_agentic(
         "points": [],
         "pareto": [],
         "agentic": agentic,
+        "evidence": evidence.describe((run_dir / JOURNAL_FILE).read_bytes()),
     }
     out_path = run_dir / RESULT_FILE
     write_json_atomic(out_path, result)
-    return out_path
+    return finish(out_path)

@@ -4,12 +4,18 @@ Each `append` is a single `os.write` of one whole line on a file descriptor open
 O_APPEND, so a SIGKILL loses only requests still in flight, never a finished one, and never
 interleaves two lines. A kill can still tear the line being written: `read` drops a torn last
 line, and opening a journal to append cuts such a tail first so the next line starts clean.
+
+Besides request (and agentic trial) lines, a journal holds one `{"type": "run", "spec": ...}`
+line first (what epcore.summary needs to recompute the result from the journal alone) and one
+`{"type": "session"}` line each time a process starts sending (the first run, every resume).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,14 @@ class Journal:
 
     def append(self, record: dict[str, Any]) -> None:
         os.write(self._fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+
+    def start_session(self) -> None:
+        """Mark that a process starts sending: its monotonic and wall-clock instants."""
+        self.append({
+            "type": "session",
+            "t_ns": time.perf_counter_ns(),
+            "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z",
+        })
 
     def close(self) -> None:
         if self._fd >= 0:

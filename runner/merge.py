@@ -2,9 +2,11 @@
 
 Every shard of one run was planned from the same workload file, so their plan.json files
 hold the same points (each shard ran the ones whose index % N == I-1). The merge copies the
-shard journals into one events.jsonl under `out` and summarizes them with the same code as an
-unsharded run (`runner.summary.summarize_run` over every point), so the merged numbers are
-exactly those an unsharded run of the same records would give.
+shard journals into one events.jsonl under `out` (one run spec line for every point first,
+then each shard's session and request lines in order, a request journaled twice kept once)
+and summarizes them with the same code as an unsharded run (`epcore.summary.summarize_run`
+over every point), so the merged numbers are exactly those an unsharded run of the same
+records would give.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from epcore.errors import InputError
 from runner.entry import JOURNAL_FILE, PLAN_FILE, _read_plan_doc, write_json_atomic, write_result
 from runner.journal import Journal
 from runner.plan import Plan
-from runner.summary import dedupe
 
 
 def merge_runs(run_dirs: list[Path], out: Path) -> Path:
@@ -33,16 +34,27 @@ def merge_runs(run_dirs: list[Path], out: Path) -> Path:
                 f"{d}: this shard ran another workload or plan than {run_dirs[0]}; "
                 "merge shards of one run"
             )
-    records: list[dict[str, Any]] = []
-    for d in run_dirs:
-        records.extend(Journal.read(Path(d) / JOURNAL_FILE))
-    records = dedupe(records)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     merged = Plan.from_json(first.to_json())
     merged.shard = None
     merged.meta = dict(first.meta)
     merged.meta["started_at"] = min(p.meta["started_at"] for p in plans)
+    records: list[dict[str, Any]] = [
+        {"type": "run", "spec": merged.spec(merged.meta.get("slo") or {}).to_json()}
+    ]
+    seen: set[str] = set()
+    for d in run_dirs:
+        records.append({"type": "shard"})
+        for record in Journal.read(Path(d) / JOURNAL_FILE):
+            kind = record.get("type", "request")
+            if kind == "run":
+                continue
+            if kind == "request":
+                if record["request_id"] in seen:
+                    continue
+                seen.add(record["request_id"])
+            records.append(record)
     write_json_atomic(out / PLAN_FILE, merged.to_json())
     journal_path = out / JOURNAL_FILE
     if journal_path.exists():

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from epcore.errors import InputError
+from epcore.runspec import PointSpec, RunSpec
 from runner.prompts import draw_length
 from runner.workload import ServingWorkload
 
@@ -75,6 +76,24 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def spec(self, slo: dict[str, float] | None = None) -> RunSpec:
+        """What the summarizer needs of this plan's selected points (epcore.runspec)."""
+        points = self.selected()
+        offsets: dict[str, float] = {}
+        if self.pattern == "burst":
+            offsets = {r.request_id: float(r.offset_s or 0.0) for p in points for r in p.requests}
+        return RunSpec(
+            pattern=self.pattern,
+            seed=self.seed,
+            points=[
+                PointSpec(p.id, p.index, p.concurrency, p.rate, p.phase, p.start_s, p.end_s)
+                for p in points
+            ],
+            slo=dict(slo or {}),
+            burst=self.burst,
+            offsets=offsets,
+        )
 
     @staticmethod
     def from_json(doc: dict[str, Any]) -> Plan:

@@ -111,7 +111,10 @@ def test_two_merged_shards_equal_the_unsharded_result_of_the_same_records(tmp_pa
     assert merged["retries"] == unsharded["retries"]
     assert merged["settings"]["shards"] == 2
     assert [p["id"] for p in merged["points"]] == ["c1", "c2", "c4", "c8", "c16", "c32", "c64"]
-    assert len(Journal.read(tmp_path / "merged" / JOURNAL_FILE)) == len(records)
+    lines = Journal.read(tmp_path / "merged" / JOURNAL_FILE)
+    assert len([r for r in lines if r.get("type", "request") == "request"]) == len(records)
+    assert lines[0]["type"] == "run" and len(lines[0]["spec"]["points"]) == 7
+    assert "resumes" not in merged  # shards ran side by side: none of them is a resume
 
 
 def test_a_shard_holds_the_points_whose_index_modulo_n_is_i_minus_one():

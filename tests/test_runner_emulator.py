@@ -210,9 +210,9 @@ def test_opt_in_retries_honour_retry_after_and_are_reported_apart(tmp_path):
 
     import httpx
 
+    from epcore.summary import summarize_run
     from runner.plan import build_plan
     from runner.runner import ServingRunner
-    from runner.summary import summarize_run
     from runner.workload import load_serving_workload
 
     attempts: dict[str, int] = {}
@@ -244,7 +244,7 @@ def test_opt_in_retries_honour_retry_after_and_are_reported_apart(tmp_path):
     records = asyncio.run(go())
     assert all(r["class"] == "ok" and r["attempts"] == 2 for r in records)
     assert all(0.04 < r["retry_s"] < 1.0 for r in records)  # Retry-After, not the 5 s backoff
-    summary = summarize_run(plan, records, {})
+    summary = summarize_run(plan.spec(), records)
     assert summary["retries"]["requests"] == 4
     assert summary["points"][0]["requests"]["issued"] == 4
 

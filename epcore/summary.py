@@ -1,9 +1,18 @@
-"""Journal records in, result points out: the one place a result's numbers are computed.
+"""Journal records in, result figures out: the one place a result's numbers are computed.
 
-`epbench run` and `epbench merge` both call `summarize_run`, with the plan and the journal
-records, so a merged result of shards equals the unsharded result of the same records.
+`epbench run`, `epbench merge` and `epbench validate` all call `summarize_run` with the run's
+spec (epcore.runspec) and the journal records, so a merged result of shards equals the
+unsharded result of the same records, and a published figure is what its journal says.
 Records are ordered by (point, seq) first: the bootstrap resamples by position, and the
 order requests happened to finish in must not change a confidence interval.
+
+Sessions: each process that sends (the first run and every `--resume`) journals a
+`{"type": "session"}` line before its first request, so a request belongs to the session whose
+line precedes it. A point's window is the sum of its per-session windows (first send to last
+completion within one session): the time between a kill and its resume is never counted.
+Every session after the first is listed in `resumes` (when, and the gap in seconds). A merged
+journal (`epbench merge`) puts a `{"type": "shard"}` line before each shard's lines: shards ran
+side by side, so a shard's first session is not a resume.
 """
 
 from __future__ import annotations
@@ -15,25 +24,71 @@ from epcore.metrics import burst as burst_metrics
 from epcore.metrics import latency, pareto, throughput
 from epcore.metrics.errors import OK, count_errors
 from epcore.metrics.percentiles import summarize
-from runner.plan import Plan, PointPlan
+from epcore.runspec import PointSpec, RunSpec
 
 _DIGITS = 6
 _MIN_WINDOW_S = 1e-9
 
 
 def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Request records (no `type` or `type == "request"`), first record per request_id kept."""
+    """Request records (no `type` or `type == "request"`), first record per request_id kept;
+    each copy carries `_session`, the number of session lines seen before it."""
     seen: set[str] = set()
     out = []
+    session = 0
     for record in records:
-        if record.get("type", "request") != "request":
+        kind = record.get("type", "request")
+        if kind in ("session", "shard"):
+            session += 1
+            continue
+        if kind != "request":
             continue
         rid = record["request_id"]
         if rid in seen:
             continue
         seen.add(rid)
-        out.append(dict(record))
+        copy = dict(record)
+        copy["_session"] = session
+        out.append(copy)
     return out
+
+
+def resumes(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each session after the first: when it started and how long nothing was sent before it."""
+    out: list[dict[str, Any]] = []
+    sessions = 0
+    last_ns = 0
+    previous_ns = 0
+    for record in records:
+        kind = record.get("type", "request")
+        if kind == "shard":
+            sessions = last_ns = previous_ns = 0
+        elif kind == "session":
+            sessions += 1
+            t_ns = int(record.get("t_ns") or 0)
+            if sessions > 1:
+                since = last_ns or previous_ns
+                gap = (t_ns - since) / 1e9 if since and t_ns >= since else 0.0
+                out.append({"at": str(record.get("at", ""))[:40], "gap_s": round(gap, 3)})
+            previous_ns = t_ns
+        elif kind == "request":
+            done = record.get("t_done_ns") or record.get("t_send_ns") or 0
+            last_ns = max(last_ns, int(done))
+    return out
+
+
+def window_ns(measured: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(sending nanoseconds summed over sessions, the latest completion) of measured records."""
+    by_session: dict[int, list[Mapping[str, Any]]] = {}
+    for record in measured:
+        by_session.setdefault(int(record.get("_session", 0)), []).append(record)
+    total = end = 0
+    for group in by_session.values():
+        span = throughput.measurement_window(group)
+        if span is not None:
+            total += span[1] - span[0]
+            end = max(end, span[1])
+    return total, end
 
 
 def _values(records: list[dict[str, Any]], formula: Any) -> list[float]:
@@ -41,15 +96,14 @@ def _values(records: list[dict[str, Any]], formula: Any) -> list[float]:
 
 
 def summarize_point(
-    point: PointPlan, records: list[dict[str, Any]], slo: Mapping[str, float], seed: int
+    point: PointSpec, records: list[dict[str, Any]], slo: Mapping[str, float], seed: int
 ) -> dict[str, Any]:
     """The result's `point` object from the journal records of one point."""
     records = sorted(records, key=lambda r: r["seq"])
     measured = [r for r in records if not r.get("warmup")]
     ok = [r for r in measured if r["class"] == OK]
-    window = throughput.measurement_window(measured)
-    window_s = max((window[1] - window[0]) / 1e9, _MIN_WINDOW_S) if window else _MIN_WINDOW_S
-    end_ns = window[1] if window else 0
+    sending_ns, end_ns = window_ns(measured)
+    window_s = max(sending_ns / 1e9, _MIN_WINDOW_S)
     base = seed * 1000 + point.index * 10
     tpot = summarize(_values(ok, latency.tpot_ms), seed=base + 2)
     out: dict[str, Any] = {"id": point.id}
@@ -113,16 +167,18 @@ def retry_cost(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return {"requests": requests, "tokens": tokens, "seconds": round(seconds, _DIGITS)}
 
 
-def burst_block(plan: Plan, by_point: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+def burst_block(
+    spec: RunSpec, by_point: Mapping[str, list[dict[str, Any]]]
+) -> dict[str, Any] | None:
     """The result's `burst` object (phases and recovery seconds), for burst plans."""
-    if plan.pattern != "burst" or not plan.burst:
+    if spec.pattern != "burst" or not spec.burst:
         return None
-    offsets = {r.request_id: r.offset_s for p in plan.points for r in p.requests}
+    offsets = spec.offsets
     phases = []
     samples: list[tuple[float, float]] = []
     base_p99 = None
     spike_end = 0.0
-    for point in plan.points:
+    for point in spec.points:
         records = by_point.get(point.id, [])
         ttfts = []
         for r in records:
@@ -146,29 +202,51 @@ def burst_block(plan: Plan, by_point: Mapping[str, list[dict[str, Any]]]) -> dic
         if point.phase == "spike":
             spike_end = point.end_s or 0.0
     recovery = burst_metrics.recovery_seconds(
-        samples, spike_end, float(plan.burst["end_s"]), base_p99, float(plan.burst["window_s"])
+        samples, spike_end, float(spec.burst["end_s"]), base_p99, float(spec.burst["window_s"])
     )
     return {"phases": phases, "recovery_s": recovery}
 
 
-def summarize_run(
-    plan: Plan,
-    records: Iterable[Mapping[str, Any]],
-    slo: Mapping[str, float],
-    points: list[PointPlan] | None = None,
-) -> dict[str, Any]:
-    """`points`, `pareto`, `retries` and (burst) `burst` of a result."""
+def summarize_run(spec: RunSpec, records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """`points`, `pareto`, `retries`, (burst) `burst` and (when resumed) `resumes` of a result."""
+    records = list(records)
     by_point: dict[str, list[dict[str, Any]]] = {}
     for record in dedupe(records):
         by_point.setdefault(record["point"], []).append(record)
-    chosen = plan.selected() if points is None else points
-    result_points = [summarize_point(p, by_point.get(p.id, []), slo, plan.seed) for p in chosen]
+    chosen = spec.points
+    result_points = [
+        summarize_point(p, by_point.get(p.id, []), spec.slo, spec.seed) for p in chosen
+    ]
     out: dict[str, Any] = {
         "points": result_points,
         "pareto": pareto.frontier(result_points),
         "retries": retry_cost(r for p in chosen for r in by_point.get(p.id, [])),
     }
-    block = burst_block(plan, by_point)
+    block = burst_block(spec, by_point)
     if block is not None:
         out["burst"] = block
+    listed = resumes(records)
+    if listed:
+        out["resumes"] = listed
     return out
+
+
+def all_failed(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """When requests were sent and not one succeeded: what happened, in one phrase; else None.
+
+    A run like that measured nothing about the endpoint (a dead port gives only `connection`
+    errors): `epbench run` exits non-zero on it and `epbench validate` rejects its result."""
+    sent = 0
+    first: Mapping[str, Any] | None = None
+    for record in records:
+        if record.get("type", "request") != "request":
+            continue
+        if record.get("class") == OK:
+            return None
+        sent += 1
+        first = first or record
+    if not sent or first is None:
+        return None
+    detail = str(first.get("error") or "")[:160]
+    what = f"{first.get('class')}: {detail}" if detail else str(first.get("class"))
+    return f"all {sent} requests failed (first: {what})"
