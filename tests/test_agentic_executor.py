@@ -246,18 +246,19 @@ def test_transport_retries_stop_at_the_limit():
     assert section["tasks"][0]["outcomes"][0]["result"] == "endpoint_error"
 
 
-def test_a_harness_fault_is_listed_and_left_out_of_success_counts():
+def test_a_harness_fault_is_listed_with_its_traceback_and_counts_as_a_failed_trial():
     section, _ = run(
         workload(trials=2),
         FakeClient(
             [RuntimeError("boom"), ok(call_chunks('{"city": "Paris"}')), ok(reply_chunks("18"))]
         ),
     )
-    assert section["harness_faults"] == [
-        {"task": "paris", "trial": 0, "message": "RuntimeError: boom"}
-    ]
-    assert section["tasks"][0]["trials"] == 1 and section["tasks"][0]["successes"] == 1
-    assert section["pass_hat_k"] == {"1": 1.0}
+    [fault] = section["harness_faults"]
+    assert (fault["task"], fault["trial"], fault["message"]) == ("paris", 0, "RuntimeError: boom")
+    assert fault["traceback"].endswith("RuntimeError") and "trial.py:" in fault["traceback"]
+    assert section["tasks"][0]["trials"] == 2 and section["tasks"][0]["successes"] == 1
+    assert section["success_rate"]["value"] == 0.5 and section["success_rate"]["n"] == 2
+    assert section["pass_hat_k"]["1"] == 0.5
 
 
 def test_max_tool_errors_stops_a_model_that_never_repairs():

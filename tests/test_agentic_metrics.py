@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from epcore.cost_ledger import CostLedger, tag_after
 from epcore.metrics.passk import pass_hat_k, pass_hat_k_task
 from epcore.metrics.stats import dist, wilson
-from runner.agentic.retry_cost import CostLedger, tag_after
 
 
 def test_pass_hat_k_of_one_task_is_c_choose_k_over_n_choose_k():

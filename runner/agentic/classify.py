@@ -20,15 +20,6 @@ from jsonschema.exceptions import SchemaError
 from runner.agentic.assemble import AssembledCall
 from runner.agentic.model import Tool
 
-CLASSES: tuple[str, ...] = (
-    "ok",
-    "invalid_json",
-    "unknown_tool",
-    "schema_mismatch",
-    "missing_id",
-    "duplicate_id",
-    "stream_truncated",
-)
 EXECUTABLE = frozenset({"ok", "missing_id", "duplicate_id"})
 
 

@@ -1,8 +1,9 @@
 """Running an agentic workload: every task, `trials` times, and the result's `agentic` section.
 
 `run_agentic(ctx, workload_doc, workload_path)` is what `epbench run` calls (through
-`runner.entry`) for a file of kind `agentic-workload`. Trials already finished in the
-journal of a resumed run are read back, not run again.
+`runner.entry`) for a file of kind `agentic-workload`. The journal's first line names the
+tasks and the trials per task, what `epbench validate` needs to recompute the section.
+Trials already finished in the journal of a resumed run are read back, not run again.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from epcore.agentic_summary import summarize
 from epcore.errors import InputError
 from epcore.schema import check_schema
-from runner.agentic.aggregate import summarize
+from epcore.trial_record import TrialRecord
 from runner.agentic.model import Workload, load_workload
-from runner.agentic.trial import TrialRecord, TrialRun
+from runner.agentic.trial import TrialRun
 
 
 def finished_trials(records: list[dict[str, Any]]) -> dict[tuple[str, int], TrialRecord]:
@@ -42,6 +44,10 @@ async def run_agentic(
     workload = load_workload(workload_doc)
     trials = trials_for(workload, bool(ctx.quick))
     done = finished_trials(list(ctx.resume_records or []))
+    if not any(line.get("type") == "run" for line in ctx.resume_records or []):
+        ctx.journal.append({"type": "run", "agentic": {
+            "tasks": [t.id for t in workload.tasks], "trials": trials,
+        }})
     model = str((ctx.endpoint.get("model") or {}).get("name", "model"))
     card = ctx.endpoint.get("pricing")
     concurrency = max(1, int((workload_doc.get("settings") or {}).get("concurrency", 1)))
@@ -74,7 +80,7 @@ async def run_agentic(
     finally:
         if bar is not None:
             bar.close()
-    return summarize(workload, trials, records, card)
+    return summarize([t.id for t in workload.tasks], trials, records, card)
 
 
 def _progress(ctx: Any, label: str, total: int) -> Any:

@@ -12,14 +12,14 @@ import asyncio
 import itertools
 import json
 import time
-from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from epcore.cost_ledger import CostLedger, tag_after
+from epcore.trial_record import TrialRecord, traceback_summary
 from runner.agentic.assemble import AssembledMessage, assemble
 from runner.agentic.checks import Observed, ObservedCall, call_matches, evaluate
-from runner.agentic.classify import CLASSES, ClassifiedCall, Classifier
+from runner.agentic.classify import ClassifiedCall, Classifier
 from runner.agentic.model import Task, Workload
-from runner.agentic.retry_cost import CostLedger, tag_after
 from runner.agentic.tools import ToolBox, ToolResult, error_content
 
 NOT_RETRIED = frozenset({"http_4xx"})
@@ -34,53 +34,6 @@ class ChatClient(Protocol):
 
 class JournalLike(Protocol):
     def append(self, record: dict[str, Any]) -> None: ...
-
-
-@dataclass
-class TrialRecord:
-    """What one trial did and cost; `result` is one of the schema's outcome results."""
-
-    task: str
-    trial: int
-    result: str
-    failed_checks: list[str] = field(default_factory=list)
-    steps: int = 0
-    requests: int = 0
-    wall_ms: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    usd: float | None = 0.0
-    calls: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CLASSES})
-    correct_calls: int = 0
-    costs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    decision_ms: list[float] = field(default_factory=list)
-    first_tool_delta_ms: list[float] = field(default_factory=list)
-    tool_ms: list[float] = field(default_factory=list)
-    overhead_ms: float | None = None
-    reference_tokens: int | None = None
-    harness_fault: str | None = None
-
-    def journal_line(self) -> dict[str, Any]:
-        return {"type": "trial", **asdict(self)}
-
-    @classmethod
-    def from_journal(cls, line: dict[str, Any]) -> TrialRecord:
-        data = {k: v for k, v in line.items() if k in cls.__dataclass_fields__}
-        return cls(**data)
-
-    def outcome(self) -> dict[str, Any]:
-        """The trial's entry in `agentic.tasks[].outcomes` (result.schema.json)."""
-        return {
-            "trial": self.trial,
-            "result": self.result,
-            "failed_checks": self.failed_checks[:100],
-            "steps": self.steps,
-            "requests": self.requests,
-            "wall_ms": round(self.wall_ms, 3),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "usd": self.usd,
-        }
 
 
 class TrialRun:
@@ -117,9 +70,10 @@ class TrialRun:
         start = _clock()
         try:
             self.rec.result = await self._loop()
-        except Exception as exc:  # a bug in the harness: listed, never hidden
+        except Exception as exc:  # a bug in the harness: a failed trial, listed, never hidden
             self.rec.result = "harness_fault"
             self.rec.harness_fault = f"{type(exc).__name__}: {exc}"[:1000]
+            self.rec.harness_traceback = traceback_summary(exc)
         wall_ns = _clock() - start
         rec = self.rec
         rec.wall_ms = wall_ns / 1e6

@@ -1,7 +1,10 @@
 """From trial records to the result's `agentic` section (schemas/result.schema.json).
 
-Harness faults are the only trials left out of success counts, and each is listed. Endpoint
-errors, step and tool-error limits all count as failures.
+Every trial counts: endpoint errors, step and tool-error limits and harness faults are all
+failures (a harness fault left out would raise the success rate); each harness fault is also
+listed with its traceback summary, and makes the result not rankable (epcore.rankable).
+The runner calls `summarize` when the run ends; `epbench validate` calls it again on the trial
+lines of the journal and compares.
 """
 
 from __future__ import annotations
@@ -9,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from epcore.cost_ledger import CostLedger
 from epcore.metrics.passk import pass_hat_k
 from epcore.metrics.stats import dist, wilson
-from runner.agentic.classify import CLASSES
-from runner.agentic.model import Workload
-from runner.agentic.retry_cost import CostLedger
-from runner.agentic.trial import TrialRecord
+from epcore.trial_record import CLASSES, TrialRecord
 
 
 def _round(value: float | None, digits: int = 9) -> float | None:
@@ -22,15 +23,19 @@ def _round(value: float | None, digits: int = 9) -> float | None:
 
 
 def summarize(
-    workload: Workload, trials: int, records: Sequence[TrialRecord], card: Mapping[str, Any] | None
+    task_ids: Sequence[str],
+    trials: int,
+    records: Sequence[TrialRecord],
+    card: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    by_task: dict[str, list[TrialRecord]] = {t.id: [] for t in workload.tasks}
+    """The `agentic` section from every trial of every task (tasks in the workload's order)."""
+    by_task: dict[str, list[TrialRecord]] = {task_id: [] for task_id in task_ids}
     for rec in records:
         by_task.setdefault(rec.task, []).append(rec)
     tasks_out, counts = [], []
     for task_id, recs in by_task.items():
         recs = sorted(recs, key=lambda r: r.trial)
-        counted = [r for r in recs if r.result != "harness_fault"]
+        counted = recs
         successes = sum(r.result == "success" for r in counted)
         counts.append((successes, len(counted)))
         tasks_out.append(
@@ -41,7 +46,7 @@ def summarize(
                 "outcomes": [r.outcome() for r in recs],
             }
         )
-    counted_all = [r for r in records if r.result != "harness_fault"]
+    counted_all = list(records)
     n = len(counted_all)
     wins = sum(r.result == "success" for r in counted_all)
     low, high = wilson(wins, n)
@@ -93,9 +98,15 @@ def summarize(
         if total_usd and retry_usd is not None
         else None,
         "excess_tokens_over_reference": sum(excess) / len(excess) if excess else None,
-        "harness_faults": [
-            {"task": r.task[:64], "trial": r.trial, "message": (r.harness_fault or "")[:1000]}
-            for r in records
-            if r.result == "harness_fault"
-        ],
+        "harness_faults": [_fault(r) for r in records if r.result == "harness_fault"],
     }
+
+
+def _fault(record: TrialRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "task": record.task[:64], "trial": record.trial,
+        "message": (record.harness_fault or "")[:1000],
+    }
+    if record.harness_traceback:
+        out["traceback"] = record.harness_traceback[:2000]
+    return out
