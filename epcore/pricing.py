@@ -3,12 +3,14 @@
 
 A price card is the `pricing` block of an endpoint file, pinned into each result at run time:
 either per-token (`input_usd_per_mtok`, `output_usd_per_mtok`, optional
-`cached_input_usd_per_mtok`) or hourly (`usd_per_hour`, optional `power_kw`).
+`cached_input_usd_per_mtok`) or hourly (`usd_per_hour`, optional `power_kw`). An endpoint
+file may keep its price history instead (a list of cards); `card_on` picks the one in force.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, date, datetime
 from typing import Any
 
 MTOK = 1_000_000
@@ -62,3 +64,26 @@ def cost_usd(
     if is_per_token(card):
         return request_cost_usd(card, input_tokens, output_tokens, cached_input_tokens)
     return hourly_cost_usd(card, seconds)
+
+
+def card_on(pricing: Any, day: date | None = None) -> dict[str, Any] | None:
+    """The card in force on `day` (UTC today when None): an endpoint's `pricing` is one card
+    or its history, a list of cards each in force from its `effective_date` on. None when no
+    card had taken effect yet (or `pricing` is neither)."""
+    day = day or datetime.now(UTC).date()
+    cards = pricing if isinstance(pricing, list) else [pricing]
+    best: dict[str, Any] | None = None
+    best_day = ""
+    for card in cards:
+        if not isinstance(card, dict):
+            continue
+        effective = str(card.get("effective_date", ""))
+        if effective <= day.isoformat() and (best is None or effective >= best_day):
+            best, best_day = card, effective
+    return best
+
+
+def cards(pricing: Any) -> list[dict[str, Any]]:
+    """Every card of a `pricing` block (one card, or a history)."""
+    items = pricing if isinstance(pricing, list) else [pricing]
+    return [card for card in items if isinstance(card, dict)]

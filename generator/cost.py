@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from epcore.documents import DocumentError, load_document
-from epcore.pricing import MTOK, hourly_cost_usd, is_hourly, is_per_token, request_cost_usd
+from epcore.pricing import MTOK, card_on, hourly_cost_usd, is_hourly, is_per_token, request_cost_usd
 from epcore.schema import check_schema, kind_of
 
 Card = Mapping[str, Any]
@@ -201,6 +201,5 @@ def todays_card(project: Path, endpoint_id: str) -> Card | None:
             return None
         if kind_of(document) != "endpoint" or check_schema(document, "endpoint", str(path)):
             return None
-        pricing: Card = document["pricing"]
-        return pricing
+        return card_on(document["pricing"])
     return None

@@ -1,8 +1,10 @@
 """`epbench submit RUN_DIR --submitter NAME`: from a finished run to a file ready for a PR.
 
 It reads runs/<id>/result.json, fills the submitter block, writes the result to
-results/<submitter>/<endpoint-id>/<YYYY-MM-DD>-<workload-id>-<run8>.json and validates it with
-the same checks CI runs. The contributor's remaining step is `git add` and a pull request.
+results/<submitter>/<endpoint-id>/<YYYY-MM-DD>-<workload-id>-<run8>.json and its journal,
+gzipped, beside it (`<same stem>.events.jsonl.gz`, epcore.evidence), then validates both with
+the same checks CI runs (every figure is recomputed from the journal). The contributor's
+remaining step is `git add` of both files and a pull request.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from epcore import evidence
 from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
 from epcore.schema import check_schema, kind_of
@@ -82,6 +85,30 @@ def submit_run(
             existing = None
         if not isinstance(existing, dict) or existing.get("run_id") != result["run_id"]:
             raise InputError(f"{target}: another result is already there; not overwriting it")
+    journal = _journal_bytes(run_dir, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    packed = target.with_name(target.stem + evidence.SUFFIX)
+    if journal is not None:
+        evidence.pack(journal, packed)
+    elif packed.exists():
+        packed.unlink()
     return target, validate_paths([target])
+
+
+def _journal_bytes(run_dir: Path, result: dict[str, Any]) -> bytes | None:
+    """The run's journal, checked against the evidence its result pins (None for a result
+    written before results pinned their journal: it is submitted, but never ranked)."""
+    pinned = result.get("evidence")
+    if pinned is None:
+        return None
+    path = run_dir / evidence.RUN_JOURNAL
+    if not path.is_file():
+        raise InputError(f"{path}: the run's journal is missing; a result is submitted with it")
+    data = path.read_bytes()
+    if evidence.describe(data) != pinned:
+        raise InputError(
+            f"{path}: the journal changed after the result was written (was the run resumed "
+            "without finishing?); finish it with `epbench run --resume` and submit again"
+        )
+    return data

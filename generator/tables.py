@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from epcore.documents import DocumentError, load_document
+from epcore.pricing import card_on
 from epcore.schema import check_schema, kind_of
 from generator import cost
 from generator.checks import rejected_points
@@ -353,7 +354,7 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
             continue
         if kind_of(doc) != "endpoint" or check_schema(doc, "endpoint", str(path)):
             continue
-        card = doc["pricing"]
+        card = card_on(doc["pricing"]) or {}
         rows.append({
             "endpoint_id": doc["id"],
             "provider": doc["provider"],

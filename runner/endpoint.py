@@ -13,6 +13,7 @@ from typing import Any
 
 from epcore.documents import load_document
 from epcore.errors import InputError, RunError
+from epcore.pricing import card_on
 from epcore.schema import check_schema
 
 
@@ -52,6 +53,11 @@ def load_endpoint(path: Path, environ: dict[str, str] | None = None) -> Endpoint
                 f"{path}: api_key_env names {key_name}, which is not set; "
                 f"export {key_name}=<your key>"
             )
+    if isinstance(doc.get("pricing"), list):  # a price history: the result pins today's card
+        card = card_on(doc["pricing"])
+        if card is None:
+            raise InputError(f"{path}:/pricing: no price card has taken effect yet")
+        doc = {**doc, "pricing": card}
     request = doc.get("request") or {}
     return Endpoint(
         path=path,

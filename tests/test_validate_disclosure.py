@@ -68,11 +68,11 @@ def test_a_bug_in_a_check_becomes_a_rejection_of_that_file_only(tmp_path: Path) 
     workloads = sorted((Path(__file__).resolve().parent.parent / "workloads" / "agentic")
                        .glob("*.yaml"))
     assert workloads, "the agentic workloads ship with epbench"
-    good = tmp_path / "ok.json"
-    good.write_text(json.dumps(SELF_HOSTED))
+    good = tmp_path / "ok.json"  # an emulator result: its endpoint and workload ship
+    good.write_text((DATA / "carol/emulator/2026-11-23-chat-short-d4e5f6a7.json").read_text())
     report = validate_paths([workloads[0], good], workload_semantics=broken)
     by_file = {f.path: f.status for f in report.files}
     assert by_file[str(workloads[0])] == "rejected"
     assert [f.check for f in report.findings if f.file == str(workloads[0])] == ["internal.error"]
-    assert by_file[str(good)] != "rejected"  # (flagged: its sample workload sha is zeros)
+    assert by_file[str(good)] != "rejected"
     assert "internal.error" not in {f.check for f in report.findings if f.file == str(good)}

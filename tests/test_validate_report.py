@@ -18,7 +18,7 @@ def mixed(tmp_path: Path) -> Path:
     """A tree with a passed, a flagged and a rejected result."""
     project = make_project(tmp_path)
     flagged = load(project, AGENTIC)
-    flagged["workload"]["sha256"] = "a" * 64
+    flagged["agentic"]["pass_hat_k"]["1"] = 0.01
     save(project, AGENTIC, flagged)
     rejected = load(project, SERVICED)
     rejected["points"][1]["errors"]["http_5xx"] = 0

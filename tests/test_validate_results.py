@@ -26,8 +26,10 @@ EMULATED = "carol/emulator/2026-11-23-chat-short-d4e5f6a7.json"
 
 
 def make_project(tmp_path: Path) -> Path:
-    """A project with the sample results and a workload file whose sha256 they carry."""
+    """A project with the sample results, their endpoint files and a workload file whose sha256
+    they carry."""
     shutil.copytree(SAMPLES, tmp_path / "results")
+    shutil.copytree(SAMPLES.parent / "endpoints", tmp_path / "endpoints")
     for path in (tmp_path / "results").rglob("*.json"):
         doc = json.loads(path.read_text())
         workload = doc["workload"]

@@ -11,7 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from epcore.findings import Finding
-from generator.checks import agentic, dates, derived, distributions, division, pareto, secrets
+from generator.checks import (
+    agentic,
+    dates,
+    derived,
+    distributions,
+    division,
+    evidence,
+    identity,
+    pareto,
+    secrets,
+)
 from generator.checks.base import CHECKS, Check
 from generator.checks.layout import check_layout
 from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
@@ -57,8 +67,12 @@ def check_result(
     out += division.check_ranking(result, file)
     out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
     out += check_layout(result, path, file)
+    if not imported:
+        out += evidence.check_evidence(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
+        if not imported:
+            out += identity.check_identity(result, identity.index_for(index.project), file)
     return out
 
 

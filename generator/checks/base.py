@@ -6,6 +6,7 @@ act on; `CHECKS` lists them so the docs and the tests can enumerate them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from epcore.findings import Finding, Severity
@@ -42,7 +43,10 @@ def check(id: str, severity: Severity, description: str, fix: str) -> Check:
 
 
 def close(a: float, b: float, rel: float = REL_TOLERANCE, abs_tol: float = ABS_TOLERANCE) -> bool:
-    """True when a and b agree within the stated tolerance."""
+    """True when a and b agree within the stated tolerance; never when either is not finite
+    (infinity is not close to anything, not even to a huge number)."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return False
     return abs(a - b) <= max(rel * max(abs(a), abs(b)), abs_tol)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from epcore.findings import Finding
-from epcore.pricing import is_per_token
+from epcore.pricing import cards, is_per_token
 from generator.checks.base import check
 
 SERVICED_CARD = check(
@@ -32,7 +32,9 @@ QUICK = check(
 def check_division(doc: dict[str, Any], file: str, pointer: str = "") -> list[Finding]:
     """Checks on an endpoint block (a whole endpoint file, or /endpoint inside a result)."""
     out: list[Finding] = []
-    if doc.get("division") == "serviced" and not is_per_token(doc.get("pricing", {})):
+    if doc.get("division") == "serviced" and not all(
+        is_per_token(card) for card in cards(doc.get("pricing", {}))
+    ):
         out.append(SERVICED_CARD.at(
             file, f"{pointer}/pricing", "a serviced endpoint has no per-token price card"
         ))

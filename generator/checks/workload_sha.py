@@ -1,4 +1,6 @@
-"""A result's workload sha256 matches a version of that workload in workloads/.
+"""A result's workload is one epbench knows: its id names a workload file, its sha256 matches
+that file or a version in its git history, and (for the current file) its version agrees. An
+unknown workload is rejected: nothing on the board may rest on a workload no one can read.
 
 The current file's bytes are hashed first; when they differ, the file's git history is
 searched (`git log --format=%H -- <file>`, then `git show <commit>:<file>` for each), and every
@@ -13,6 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from epcore.documents import DocumentError, load_document
 from epcore.findings import Finding
 from epcore.paths import shipped
 from generator.checks.base import check
@@ -21,11 +24,11 @@ GIT_TIMEOUT_S = 20
 MAX_HISTORY = 200
 
 UNKNOWN = check(
-    "workload.unknown", "flag", "the workload a result ran is one epbench knows",
+    "workload.unknown", "reject", "the workload a result ran is one epbench knows",
     "add the workload file under workloads/ in the same pull request, or run a shipped workload",
 )
 SHA = check(
-    "workload.sha256", "flag",
+    "workload.sha256", "reject",
     "the workload sha256 matches the current file or a version in its git history",
     "re-run with the workload file as it is in workloads/ (an edited workload is a new workload: "
     "give it a new version)",
@@ -54,6 +57,7 @@ class WorkloadIndex:
         self._files: dict[str, Path | None] = {}
         self._current: dict[Path, str | None] = {}
         self._history: dict[Path, frozenset[str]] = {}
+        self._versions: dict[Path, str | None] = {}
 
     def file_for(self, workload_id: str, kind: str) -> Path | None:
         """The project's workload file, else the one shipped with epbench (installed wheel)."""
@@ -96,6 +100,20 @@ class WorkloadIndex:
                 shas.append(sha256_bytes(data))
         return shas
 
+    def current_version(self, workload_id: str, kind: str, sha: str) -> str | None:
+        """The `version` of the current workload file when its sha256 is `sha`, else None."""
+        path = self.file_for(workload_id, kind)
+        if path is None or self.current_sha(path) != sha:
+            return None
+        if path not in self._versions:
+            try:
+                doc = load_document(path)
+            except DocumentError:
+                doc = None
+            value = doc.get("version") if isinstance(doc, dict) else None
+            self._versions[path] = None if value is None else str(value)
+        return self._versions[path]
+
     def matches(self, workload_id: str, kind: str, sha: str) -> bool | None:
         """True/False once the workload file is found; None when there is no such workload."""
         path = self.file_for(workload_id, kind)
@@ -117,4 +135,9 @@ def check_workload_sha(result: dict[str, Any], index: WorkloadIndex, file: str) 
     if not found:
         return [SHA.at(file, "/workload/sha256",
                        f"the sha256 matches no version of workload {workload['id']!r}")]
+    version = index.current_version(workload["id"], workload["kind"], workload["sha256"])
+    if version is not None and version != workload["version"]:
+        return [SHA.at(file, "/workload/version",
+                       f"version is {workload['version']!r} but the workload file with this "
+                       f"sha256 says {version!r}")]
     return []

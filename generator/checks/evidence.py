@@ -1,0 +1,171 @@
+"""Recompute, don't trust: every figure of a result is recomputed from its journal.
+
+A result that pins a journal (`evidence`: sha256, lines, bytes) must have it beside it
+(`<stem>.events.jsonl.gz`, or `events.jsonl` in a run folder). The journal's bytes must hash to
+the pinned sha256; then every published figure is recomputed with the functions the runner
+used (epcore.summary for points, Pareto, retries, burst and resumes; epcore.agentic_summary for
+the agentic section) and compared: counts and other integers exactly, other numbers to 1e-9
+relative. The first figure that differs is named with its pointer, the value in the file and
+the recomputed one. A result whose requests all failed measured nothing and is rejected.
+
+Results without `evidence` (written before journals were submitted, or imported) are not
+errors: they are "no evidence, not ranked" (epcore.rankable).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from epcore import evidence
+from epcore.agentic_summary import summarize as summarize_agentic
+from epcore.findings import Finding
+from epcore.runspec import RunSpec
+from epcore.summary import all_failed, summarize_run
+from epcore.trial_record import TrialRecord
+from generator.checks.base import check, fmt
+
+REL = 1e-9
+
+MISSING = check(
+    "evidence.missing", "reject",
+    "a result that pins a journal has it beside it as <stem>.events.jsonl.gz",
+    "submit with `epbench submit`, which writes the result and its journal side by side",
+)
+DAMAGED = check(
+    "evidence.journal", "reject",
+    "the journal is within its size cap, hashes to the pinned sha256 and is JSON lines",
+    "submit the journal of the run that wrote this result (`epbench submit RUN_DIR`)",
+)
+RECOMPUTED = check(
+    "evidence.recomputed", "reject",
+    "every published figure equals the one recomputed from the journal",
+    "do not edit results by hand: re-run, or re-submit the run's own result.json and journal",
+)
+ALL_FAILED = check(
+    "evidence.all-failed", "reject",
+    "at least one request of the run succeeded",
+    "a run in which every request failed measured nothing: check the endpoint and re-run",
+)
+
+_SERVING_FIGURES = ("points", "pareto", "retries", "burst", "resumes")
+
+
+def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Finding]:
+    """Findings for a schema-valid result: its journal, and each figure recomputed."""
+    pinned = result.get("evidence")
+    if pinned is None:
+        return []
+    journal = evidence.journal_path(path)
+    if journal is None:
+        return [MISSING.at(file, "/evidence",
+                           f"the result pins a journal but {path.stem}{evidence.SUFFIX} "
+                           "is not beside it")]
+    try:
+        records = evidence.load(journal, pinned)
+    except evidence.EvidenceError as exc:
+        return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
+    problem = all_failed(records)
+    if problem is not None:
+        return [ALL_FAILED.at(file, "", f"{problem}: the run measured nothing")]
+    try:
+        recomputed = recompute(result, records)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        return [DAMAGED.at(file, "/evidence",
+                           f"{journal.name}: a journal line is malformed ({type(exc).__name__})")]
+    difference = first_difference(result, recomputed)
+    if difference is None:
+        return []
+    pointer, published, again = difference
+    return [RECOMPUTED.at(
+        file, pointer,
+        f"{pointer} is {_show(published)} in the file but {_show(again)} recomputed from "
+        f"{journal.name}",
+    )]
+
+
+def recompute(result: Mapping[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures the journal gives, keyed like the result (only the keys it computes)."""
+    header = next((r for r in records if r.get("type") == "run"), None)
+    if header is None:
+        raise ValueError("the journal has no run line")
+    if "agentic" in header:
+        spec = header["agentic"]
+        trials: dict[tuple[str, int], TrialRecord] = {}
+        for line in records:
+            if line.get("type") == "trial":
+                rec = TrialRecord.from_journal(line)
+                trials[(rec.task, rec.trial)] = rec
+        tasks = [str(t) for t in spec["tasks"]]
+        order = {task: i for i, task in enumerate(tasks)}
+        ordered = sorted(trials.values(), key=lambda r: (order.get(r.task, len(order)), r.trial))
+        card = (result.get("endpoint") or {}).get("pricing")
+        return {"agentic": summarize_agentic(tasks, int(spec["trials"]), ordered, card)}
+    out = summarize_run(RunSpec.from_json(header.get("spec")), records)
+    return {key: out.get(key) for key in _SERVING_FIGURES}
+
+
+def first_difference(
+    published: Mapping[str, Any], recomputed: Mapping[str, Any]
+) -> tuple[str, Any, Any] | None:
+    """(pointer, value in the file, recomputed value) of the first figure that differs."""
+    for key, again in recomputed.items():
+        found = _walk(published.get(key), again, f"/{key}", key in published)
+        if found is not None:
+            return found
+    return None
+
+
+def _walk(a: Any, b: Any, pointer: str, present: bool = True) -> tuple[str, Any, Any] | None:
+    if not present:
+        return None if b in (None, [], {}) else (pointer, "absent", b)
+    if isinstance(b, dict):
+        if not isinstance(a, dict):
+            return pointer, a, b
+        for key in sorted(set(a) | set(b), key=lambda k: (k not in b, k)):
+            if key not in b:
+                return f"{pointer}/{_escape(key)}", a[key], "absent"
+            found = _walk(a.get(key), b[key], f"{pointer}/{_escape(key)}", key in a)
+            if found is not None:
+                return found
+        return None
+    if isinstance(b, list):
+        if not isinstance(a, list):
+            return pointer, a, b
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = _walk(x, y, f"{pointer}/{i}")
+            if found is not None:
+                return found
+        if len(a) != len(b):
+            i = min(len(a), len(b))
+            return (f"{pointer}/{i}", a[i] if i < len(a) else "absent",
+                    b[i] if i < len(b) else "absent")
+        return None
+    return None if same(a, b) else (pointer, a, b)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as figures: integers (counts) exactly, other numbers to 1e-9 relative."""
+    if not (_number(a) and _number(b)):
+        return type(a) is type(b) and bool(a == b)
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return False
+    return math.isclose(a, b, rel_tol=REL, abs_tol=1e-12)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _escape(key: str) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _show(value: Any) -> str:
+    if _number(value):
+        return fmt(value) if isinstance(value, float) else str(value)
+    return repr(value)[:80]
