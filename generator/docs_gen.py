@@ -118,6 +118,13 @@ def _walk(node: dict[str, Any], path: str, required: bool, here: str,
     if isinstance(items, dict):
         _walk(items, f"{path}[]", False, here, schemas, out, seen, depth + 1)
     for variant in node.get("oneOf") or []:
+        if isinstance(variant, dict) and "$ref" in variant and "#" in variant["$ref"]:
+            file, target = _resolve(variant["$ref"], here, schemas)
+            if file == here and isinstance(target.get("oneOf"), list):
+                # a shared definition that is itself a choice (a price card): its variants
+                _walk({"oneOf": target["oneOf"]}, path, required, here, schemas, out, seen,
+                      depth + 1)
+                continue
         if isinstance(variant, dict) and variant.get("properties"):
             title = variant.get("title", "variant")
             sub: list[SchemaField] = []

@@ -480,12 +480,13 @@ def home_context(tables: Any) -> dict[str, Any]:
     points: pd.DataFrame = tables.points
     agentic: pd.DataFrame = tables.agentic
     note = ""
-    rankable = runs[runs["rankable"].fillna(False).astype(bool)] if not runs.empty else runs
-    pool = rankable
-    if rankable.empty and not runs.empty:
-        pool = runs
-        note = ("No rankable result yet: these answers come from emulated results, which "
-                "show what is measured, not a real endpoint.")
+    pool = runs[runs["rankable"].fillna(False).astype(bool)] if not runs.empty else runs
+    if pool.empty:
+        note = ("No rankable result yet, so no answers: every result so far is emulated, a "
+                "quick run, imported, without its journal, or over an error or sample limit "
+                "(each run's page says why).") if not runs.empty else ""
+    else:
+        note = "These answers consider rankable results only (each run's page says why not)."
     run_ids = set(pool["run_id"]) if not pool.empty else set()
     by_id = {r["run_id"]: r for r in _records(pool)} if not pool.empty else {}
 

@@ -21,22 +21,26 @@ import pandas as pd
 
 from epcore.documents import DocumentError, load_document
 from epcore.pricing import card_on
+from epcore.rankable import rankability
 from epcore.schema import check_schema, kind_of
 from generator import cost
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.checks.pareto import frontier
+from generator.checks.workload_sha import WorkloadIndex
 from generator.disclosure import disclosure
 from generator.report import Report, status_for
 from generator.validate import Checked, validate_documents
 
 IDENTITY = ["run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
-            "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable"]
+            "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable",
+            "unranked_reasons"]
 RUN_COLUMNS = [
     "run_id", "short_id", "submitter", "submitter_relationship", "endpoint_id", "provider",
     "model", "model_version", "division", "hardware", "engine", "region", "client_region",
     "workload_id", "workload_version", "workload_kind", "pattern", "date", "started_at",
     "finished_at", "harness_version", "quick", "disclosure_score", "flags", "rankable",
+    "unranked_reasons",
     "source_format", "result_path", "page", "points", "max_system_tps", "tps_per_user_at_max_tps",
     "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
     "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
@@ -120,6 +124,25 @@ def _card_today(project: Path, endpoint_id: str, build: int) -> cost.Card | None
     return _TODAY[key]
 
 
+_LIMITS: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+
+def ranking_limits(project: Path, kind: str, workload_id: str) -> dict[str, Any]:
+    """The workload file's `ranking` block (read once per process), or {}."""
+    key = (str(project), kind, workload_id)
+    if key not in _LIMITS:
+        path = WorkloadIndex(project).file_for(workload_id, kind)
+        block: Any = None
+        if path is not None:
+            try:
+                doc = load_document(path)
+            except DocumentError:
+                doc = None
+            block = doc.get("ranking") if isinstance(doc, dict) else None
+        _LIMITS[key] = block if isinstance(block, dict) else {}
+    return _LIMITS[key]
+
+
 @dataclass(frozen=True)
 class Rows:
     """The table rows one valid result contributes."""
@@ -174,6 +197,8 @@ class _Builder:
         flags = sorted({f.check for f in item.findings if f.severity in ("flag", "reject-point")})
         day = run_date(doc)
         score = disclosure(doc)
+        workload = doc["workload"]
+        reasons = rankability(doc, ranking_limits(self.project, workload["kind"], workload["id"]))
         identity = {
             "run_id": doc["run_id"],
             "endpoint_id": endpoint["id"],
@@ -187,7 +212,8 @@ class _Builder:
             "date": day.isoformat() if day else None,
             "submitter": (doc.get("submitter") or {}).get("name"),
             "disclosure_score": score.score,
-            "rankable": endpoint["division"] != "emulated",
+            "rankable": not reasons,
+            "unranked_reasons": [reason.text for reason in reasons],
         }
         run = {
             **identity,
@@ -439,9 +465,11 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _csv_cell(value: Any) -> Any:
-    """Lists and dicts as JSON text; text that a spreadsheet would run as a formula is
-    prefixed with a quote (CSV injection)."""
+def _csv_cell(value: Any, column: str = "") -> Any:
+    """Lists and dicts as JSON text (`unranked_reasons` as "a; b"); text that a spreadsheet
+    would run as a formula is prefixed with a quote (CSV injection)."""
+    if column == "unranked_reasons" and isinstance(value, list):
+        value = "; ".join(str(v) for v in value)
     if isinstance(value, (list, dict)):
         value = json.dumps(value, ensure_ascii=False)
     if isinstance(value, str) and value.startswith(_FORMULA_START):
@@ -461,7 +489,7 @@ def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
                         encoding="utf-8")
         written.append(path)
         flat = pd.DataFrame(
-            [{c: _csv_cell(v) for c, v in row.items()} for row in rows],
+            [{c: _csv_cell(v, c) for c, v in row.items()} for row in rows],
             columns=list(frame.columns),
         )
         csv_path = out_dir / f"{name}.csv"

@@ -136,16 +136,16 @@ def test_home_page_answers_each_question_from_rankable_results() -> None:
     }
     throughput = ctx["best"][1]["answer"]
     assert throughput == "200 tokens/s at 25 tokens/s per user (point c8)"
-    assert ctx["best_note"] == ""
+    assert ctx["best_note"].startswith("These answers consider rankable results only")
     assert [r["run_id"] for r in ctx["newest"]][:2] == ["run-cccc3", "run-bbbb2"]
     assert ctx["counts"] == {"runs": 4, "serving": 3, "agentic": 1, "emulated": 1,
                              "endpoints": 4}
 
 
-def test_home_page_falls_back_to_emulated_results_with_a_note() -> None:
+def test_home_page_gives_no_answers_and_says_why_when_nothing_is_rankable() -> None:
     ctx = home_context(_tables(rankable=False))
-    assert ctx["best"][0]["row"]["endpoint_id"] == "emu"
-    assert "emulated" in ctx["best_note"]
+    assert [b["row"] for b in ctx["best"]] == [None] * len(ctx["best"])
+    assert ctx["best_note"].startswith("No rankable result yet, so no answers")
 
 
 def test_result_context_lists_every_point_price_and_disclosure_field() -> None:

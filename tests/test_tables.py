@@ -48,9 +48,11 @@ def documented_columns() -> dict[str, list[str]]:
 def project(tmp_path: Path) -> Path:
     project = make_project(tmp_path)
     endpoint = load(project, SERVICED)["endpoint"]
-    endpoint["pricing"] = {"input_usd_per_mtok": 0.05, "output_usd_per_mtok": 0.10,
-                           "effective_date": "2026-11-25", "source_url": "https://acme.example/p"}
-    (project / "endpoints").mkdir()
+    endpoint["pricing"] = [  # the price history: the card the results pinned, then a cut
+        endpoint["pricing"],
+        {"input_usd_per_mtok": 0.05, "output_usd_per_mtok": 0.10,
+         "effective_date": "2026-11-25", "source_url": "https://acme.example/p"},
+    ]
     (project / "endpoints" / "acme-llama-8b.yaml").write_text(json.dumps(endpoint))
     return project
 
@@ -82,13 +84,17 @@ def test_runs_carry_hand_computed_costs_at_run_time_and_today(project: Path) -> 
     hosted = runs.loc["b2c3d4e5-selfhost-0001"]
     assert hosted["usd_per_mtok_output"] == pytest.approx(5.0)
     assert hosted["tokens_per_kwh"] == pytest.approx(1_440_000)
-    assert math.isnan(hosted["usd_per_mtok_output_today"])  # no endpoints/ file for it
+    assert hosted["usd_per_mtok_output_today"] == pytest.approx(5.0)  # its card is unchanged
     agentic = runs.loc["c3d4e5f6-agentic-0001"]
     assert agentic["usd_per_successful_task"] == pytest.approx(0.008)
     assert agentic["success_rate"] == pytest.approx(0.625)
     assert agentic["usd_per_mtok_output"] == pytest.approx(0.04 / 1600 * 1e6)
     assert not runs.loc["d4e5f6a7-emulated-0001"]["rankable"]
-    assert runs.loc["a1b2c3d4-serviced-0001"]["rankable"]
+    assert "emulated endpoint" in runs.loc["d4e5f6a7-emulated-0001"]["unranked_reasons"]
+    # the samples were written before results carried their journal: shown, never ranked
+    assert not runs.loc["a1b2c3d4-serviced-0001"]["rankable"]
+    assert runs.loc["a1b2c3d4-serviced-0001"]["unranked_reasons"] == [
+        "no evidence (no journal submitted)"]
     assert serviced["result_path"] == f"results/{SERVICED}"
     assert serviced["page"] == "runs/a1b2c3d4-serviced-0001/"
     assert serviced["disclosure_score"] == 1.0
@@ -110,7 +116,7 @@ def test_rejected_files_never_reach_the_tables_and_flags_are_carried(project: Pa
     broken["started_at"] = "2999-01-01T00:00:00Z"
     save(project, SELF_HOSTED, broken)
     flagged = load(project, EMULATED)
-    flagged["workload"]["sha256"] = "e" * 64
+    del flagged["points"][0]["ttft_ms"]["insufficient"]
     save(project, EMULATED, flagged)
     point_bad = load(project, SERVICED)
     point_bad["points"][0]["system_tps"] = 5000.0
@@ -121,7 +127,7 @@ def test_rejected_files_never_reach_the_tables_and_flags_are_carried(project: Pa
     assert "b2c3d4e5-selfhost-0001" not in runs.index
     assert {f.status for f in tables.report.files if "selfhost" in f.path or "b2c3d4e5" in f.path} \
         == {"rejected"}
-    assert runs.loc["d4e5f6a7-emulated-0001"]["flags"] == ["workload.sha256"]
+    assert runs.loc["d4e5f6a7-emulated-0001"]["flags"] == ["dist.sufficiency-unstated"]
     # the point whose derived value is wrong is dropped; the run keeps its other point
     assert "derived.system-tps" in runs.loc["a1b2c3d4-serviced-0001"]["flags"]
     assert runs.loc["a1b2c3d4-serviced-0001"]["points"] == 1
@@ -161,12 +167,12 @@ def test_write_tables_writes_plain_json_and_csv(project: Path, tmp_path: Path) -
     rows = json.loads(text)
     assert len(rows) == 4
     hosted = next(r for r in rows if r["run_id"] == "b2c3d4e5-selfhost-0001")
-    assert hosted["usd_per_mtok_output_today"] is None
+    assert hosted["usd_per_mtok_output_today"] == pytest.approx(5.0)
     assert hosted["flags"] == []
     with (out / "points.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
     endpoints = json.loads((out / "endpoints.json").read_text())
-    assert [e["endpoint_id"] for e in endpoints] == ["acme-llama-8b"]
+    assert [e["endpoint_id"] for e in endpoints] == ["acme-llama-8b", "alice-h100-vllm"]
     assert endpoints[0]["blended_usd_per_mtok"] == pytest.approx((3 * 0.05 + 0.10) / 4)
 
 
@@ -175,10 +181,18 @@ def test_spreadsheet_formulas_from_files_are_neutralised_in_csv(project: Path,
     doc = load(project, SERVICED)
     doc["endpoint"]["provider"] = "=HYPERLINK(\"http://evil.example\")"
     save(project, SERVICED, doc)
+    endpoint_file = project / "endpoints" / "acme-llama-8b.yaml"  # the identity must match
+    endpoint = json.loads(endpoint_file.read_text())
+    endpoint["provider"] = doc["endpoint"]["provider"]
+    endpoint_file.write_text(json.dumps(endpoint))
     write_tables(build_tables(project / "results", project), tmp_path)
     with (tmp_path / "runs.csv").open() as handle:
         providers = {row["provider"] for row in csv.DictReader(handle)}
     assert "'=HYPERLINK(\"http://evil.example\")" in providers
+    with (tmp_path / "runs.csv").open() as handle:
+        reasons = {row["run_id"]: row["unranked_reasons"] for row in csv.DictReader(handle)}
+    assert reasons["d4e5f6a7-emulated-0001"] == (
+        "emulated endpoint; no evidence (no journal submitted)")
     rows = json.loads((tmp_path / "runs.json").read_text())
     assert "=HYPERLINK(\"http://evil.example\")" in {r["provider"] for r in rows}
 
