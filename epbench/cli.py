@@ -171,11 +171,24 @@ def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="Where to write the results (e.g. results/<submitter>).")
 @click.option("--submitter", default=None, help="Submitter id for the imported results.")
-def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
+@click.option("--date", "date", default=None, metavar="YYYY-MM-DD",
+              help="When the run happened (UTC), for sources that do not record it.")
+def import_(fmt: str, path: Path, out: Path, submitter: str | None, date: str | None) -> None:
     """Convert another tool's output into epbench results."""
+    from datetime import UTC, datetime
+
+    from epcore.errors import InputError
     from generator.importers import import_results
 
-    for written in import_results(fmt, path, out, submitter=submitter):
+    when = None
+    if date is not None:
+        try:
+            when = datetime.fromisoformat(date)
+        except ValueError:
+            raise InputError(f"--date {date!r}: write it as YYYY-MM-DD or an ISO date-time") \
+                from None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    for written in import_results(fmt, path, out, submitter=submitter, when=when):
         click.echo(str(written))
 
 

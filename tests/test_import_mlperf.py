@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ from generator.validate import validate_paths
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "mlperf"
 CURVE = FIXTURE / "acme-org" / "sub-0001" / "results" / "sys-h100x8-vllm" / "llama3-8b"
+WHEN = datetime(2026, 10, 2, 9, 0, tzinfo=UTC)  # the fixture's test_started_at is 0: --date
 
 
 def test_one_result_per_system_and_model_keeping_their_p90s(tmp_path: Path) -> None:
-    written = import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None)
+    written = import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None,
+                             when=WHEN)
     assert len(written) == 1
     result = json.loads(written[0].read_text())
     assert result["source"]["format"] == "mlperf-endpoints"
@@ -35,18 +38,27 @@ def test_one_result_per_system_and_model_keeping_their_p90s(tmp_path: Path) -> N
     assert result["endpoint"]["hardware"] == {"accelerator": "NVIDIA H100 SXM", "count": 8,
                                               "engine": "vLLM 0.11.0"}
     assert result["submitter"]["display_name"] == "Acme Org"
-    assert result["started_at"] == "2026-10-01T00:00:00Z"  # test_started_at is 0: cohort month
+    assert result["started_at"] == "2026-10-02T09:00:00Z"  # from --date, never guessed
+    unmapped = result["source"]["unmapped"]
+    assert "started_at (no test_started_at in the submission; from --date)" in unmapped
+    assert "point.yaml: target_cohort" in unmapped  # every key it did not read is listed
+
+
+def test_without_a_run_date_the_importer_asks_for_date_instead_of_guessing(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"summary\.json: it has no test_started_at.*--date"):
+        import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None)
 
 
 def test_the_imported_result_passes_validation(tmp_path: Path) -> None:
-    written = import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None)
+    written = import_results("mlperf-endpoints", FIXTURE, tmp_path / "results" / "acme", None,
+                             when=WHEN)
     report = validate_paths(written)
     assert report.findings == [], report.render("text")
 
 
 def test_reimporting_gives_the_same_run_id(tmp_path: Path) -> None:
-    first = import_results("mlperf-endpoints", FIXTURE, tmp_path / "a" / "acme", None)
-    second = import_results("mlperf-endpoints", FIXTURE, tmp_path / "b" / "acme", None)
+    first = import_results("mlperf-endpoints", FIXTURE, tmp_path / "a" / "acme", None, when=WHEN)
+    second = import_results("mlperf-endpoints", FIXTURE, tmp_path / "b" / "acme", None, when=WHEN)
     assert json.loads(first[0].read_text())["run_id"] == json.loads(second[0].read_text())["run_id"]
 
 
@@ -61,7 +73,7 @@ def test_a_hostile_point_yaml_is_refused_not_executed(tmp_path: Path) -> None:
     bad = copy / "results" / "sys" / "model" / "r16" / "point.yaml"
     bad.write_text("concurrency: !!python/object/apply:os.system ['false']\n")
     with pytest.raises(InputError, match=r"point\.yaml"):
-        import_results("mlperf-endpoints", copy, tmp_path / "out" / "acme", None)
+        import_results("mlperf-endpoints", copy, tmp_path / "out" / "acme", None, when=WHEN)
 
 
 def test_the_cli_imports_the_fixture_and_it_validates(tmp_path: Path) -> None:
@@ -74,7 +86,8 @@ def test_the_cli_imports_the_fixture_and_it_validates(tmp_path: Path) -> None:
     out = tmp_path / "results" / "acme"
     done = subprocess.run(
         [sys.executable, "-m", "epbench.cli", "import", "mlperf-endpoints", str(FIXTURE),
-         "--out", str(out)], capture_output=True, text=True, timeout=120, env=env, cwd=root)
+         "--out", str(out), "--date", "2026-10-02"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=root)
     assert done.returncode == 0, done.stderr
     written = Path(done.stdout.strip())
     assert written.parent.parent == out and written.is_file()

@@ -50,3 +50,24 @@ def test_a_file_that_is_not_a_vllm_result_is_one_clear_error(tmp_path: Path) -> 
     source.write_text('{"hello": 1}')
     with pytest.raises(InputError, match="not a vLLM benchmark result"):
         import_results("vllm-bench", source, tmp_path / "out" / "alice", None)
+
+
+def test_a_file_without_a_date_needs_date_and_never_gets_its_modification_time(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime
+
+    doc = json.loads(FIXTURE.read_text())
+    del doc["date"]
+    doc["tokenizer_id"] = "x"  # a key the importer does not read
+    source = tmp_path / "bench.json"
+    source.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"bench\.json: the file has no `date`.*--date"):
+        import_results("vllm-bench", source, tmp_path / "results" / "alice", None)
+    when = datetime(2026, 11, 3, 12, 0, tzinfo=UTC)
+    written = import_results("vllm-bench", source, tmp_path / "results" / "alice", None, when)
+    result = json.loads(written[0].read_text())
+    assert result["finished_at"] == "2026-11-03T12:00:00Z"
+    assert "date (not in the file; the run's end is the --date given)" in result["source"][
+        "unmapped"]
+    assert "unread key: tokenizer_id" in result["source"]["unmapped"]

@@ -137,12 +137,16 @@ def test_rejected_files_never_reach_the_tables_and_flags_are_carried(project: Pa
 
 
 def test_the_imported_mlperf_fixture_appears_with_its_pareto_points(project: Path) -> None:
+    from datetime import UTC, datetime
+
     written = import_results("mlperf-endpoints", ROOT / "tests" / "data" / "mlperf",
-                             project / "results" / "acme", submitter=None)
+                             project / "results" / "acme", submitter=None,
+                             when=datetime(2026, 10, 2, tzinfo=UTC))
     assert len(written) == 1
     tables = build_tables(project / "results", project)
     run = tables.runs[tables.runs.source_format == "mlperf-endpoints"].iloc[0]
     assert run["flags"] == []
+    assert not run["rankable"] and "imported without journal" in run["unranked_reasons"]
     assert run["endpoint_id"] == "mlperf-sys-h100x8-vllm-llama3-8b"
     assert run["hardware"] == "8x NVIDIA H100 SXM"
     assert math.isnan(run["usd_per_mtok_output"])  # MLPerf has no price card: unknown, not free

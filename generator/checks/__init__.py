@@ -20,6 +20,7 @@ from generator.checks import (
     evidence,
     identity,
     pareto,
+    plausible,
     secrets,
 )
 from generator.checks.base import CHECKS, Check
@@ -62,6 +63,7 @@ def check_result(
             )
         out += agentic.check_agentic(result, file)
     out += pareto.check_pareto(result, file)
+    out += plausible.check_plausible(result, file)
     out += dates.check_dates(result, file, now=now)
     out += division.check_division(result["endpoint"], file, "/endpoint")
     out += division.check_ranking(result, file)

@@ -77,7 +77,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
                            f"{journal.name}: a journal line is malformed ({type(exc).__name__})")]
     difference = first_difference(result, recomputed)
     if difference is None:
-        return []
+        return _fastest_gap(result, records, file)
     pointer, published, again = difference
     return [RECOMPUTED.at(
         file, pointer,
@@ -169,3 +169,36 @@ def _show(value: Any) -> str:
     if _number(value):
         return fmt(value) if isinstance(value, float) else str(value)
     return repr(value)[:80]
+
+
+FASTEST_GAP = check(
+    "plausible.tps-per-user", "reject",
+    "tps_per_user is no higher than the fastest inter-token gap in the journal allows",
+    "the journal's timestamps cannot give this speed: re-run and submit the run as written",
+)
+
+
+def _fastest_gap(result: Mapping[str, Any], records: list[dict[str, Any]],
+                 file: str) -> list[Finding]:
+    """tps_per_user of each point against 1000 / the fastest gap (ms) per token it carried."""
+    fastest: dict[str, float] = {}
+    for r in records:
+        gaps = r.get("itl_us") or []
+        tokens = r.get("output_tokens") or 0
+        if r.get("type", "request") != "request" or r.get("class") != "ok" or not gaps:
+            continue
+        per_gap = max(1.0, (tokens - 1) / len(gaps))
+        smallest = min(gaps) / 1000 / per_gap
+        if smallest > 0:
+            point = str(r.get("point"))
+            fastest[point] = min(fastest.get(point, smallest), smallest)
+    for i, point in enumerate(result.get("points") or []):
+        speed = point.get("tps_per_user")
+        gap = fastest.get(str(point.get("id")))
+        if isinstance(speed, int | float) and gap and speed > 1000 / gap * (1 + 1e-9):
+            return [FASTEST_GAP.at(
+                file, f"/points/{i}/tps_per_user",
+                f"tps_per_user is {fmt(speed)} but the fastest inter-token gap in the journal "
+                f"({fmt(gap)} ms a token) allows at most {fmt(1000 / gap)}",
+            )]
+    return []

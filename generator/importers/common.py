@@ -83,3 +83,20 @@ def write_results(results: list[dict[str, Any]], out: Path, submitter: str | Non
                           encoding="utf-8")
         written.append(target)
     return written
+
+
+def unmapped_keys(where: str, doc: Any, known: Any) -> list[str]:
+    """`where: key` for each top-level key of `doc` that the importer did not read (`known`
+    is a set of names, or a callable that says whether a name was read)."""
+    if not isinstance(doc, dict):
+        return []
+    read = known if callable(known) else known.__contains__
+    return [f"{where}: {str(key)[:200]}" for key in sorted(map(str, doc)) if not read(key)]
+
+
+def date_missing(path: Any, what: str) -> InputError:
+    """The error for a source without a run date: never guess one (no file times)."""
+    return InputError(
+        f"{path}: {what}, so the run's date is unknown; pass --date YYYY-MM-DD (or an ISO "
+        "date-time) with the day the run started, in UTC"
+    )

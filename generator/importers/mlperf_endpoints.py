@@ -13,6 +13,9 @@ The layout (MLCommons endpoints-submission-docs, "Submission package layout"):
 One epbench result per <system>/<model>: one point per r<N> (concurrency N), keeping the
 submission's own P90 TTFT and TPOT, with the Pareto frontier recomputed from those points.
 Files are read with the same safe loader as every other input (size-limited, safe YAML).
+The run date is result_summary.json's test_started_at; without it the importer asks for
+`--date` (it never takes a date from the file system or a cohort's month). Every key it does
+not read is listed in `source.unmapped`.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
+    date_missing,
     digest,
     dist,
     errors_with,
     harness_note,
     pareto_of,
     slug,
+    unmapped_keys,
 )
 
 NS_PER_MS = 1e6
@@ -151,24 +156,29 @@ def _hardware(system: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _started(summary: dict[str, Any], point_yaml: dict[str, Any], folder: Path) -> datetime:
+_POINT_KEYS = frozenset({"concurrency", "model_name", "division", "dataset", "runtime_settings",
+                         "model_precision", "seed_set"})
+_SUMMARY_KEYS = frozenset({"n_samples_issued", "n_samples_completed", "duration_ns",
+                           "output_sequence_lengths", "input_sequence_lengths", "tpot", "ttft",
+                           "latency", "test_started_at", "version", "git_sha"})
+_SYSTEM_KEYS = frozenset({"submitter_org_names", "submitter_contact", "serving_framework",
+                          "node_types", "accelerator_info", "system_name"})
+
+
+def _started(summary: dict[str, Any]) -> datetime | None:
+    """test_started_at, else None (the caller then needs --date)."""
     raw = summary.get("test_started_at")
     if isinstance(raw, int | float) and raw > 0:
         return datetime.fromtimestamp(raw / 1e9, UTC)
-    cohort = point_yaml.get("target_cohort")
-    if isinstance(cohort, str) and len(cohort) >= 7:
-        try:
-            return datetime.strptime(cohort[:7] + "-01", "%Y-%m-%d").replace(tzinfo=UTC)
-        except ValueError:
-            pass
-    return datetime.fromtimestamp((folder / "result_summary.json").stat().st_mtime, UTC)
+    return None
 
 
 def _text(value: Any, limit: int) -> str | None:
     return value[:limit] if isinstance(value, str) and value.strip() else None
 
 
-def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path) -> dict[str, Any]:
+def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path,
+           when: datetime | None = None) -> dict[str, Any]:
     loaded = []
     for folder in folders:
         point_yaml = _load(folder / "point.yaml")
@@ -184,7 +194,22 @@ def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path) 
     model_name = _text(point_yaml.get("model_name"), 200) or model_dir
     division = "serviced" if str(point_yaml.get("division", "")).lower() == "serviced" \
         else "self-hosted"
-    started = min(_started(s, p, f) for f, p, s, _ in loaded)
+    stamps = [_started(s) for _, _, s, _ in loaded]
+    unmapped = list(_UNMAPPED_ALWAYS)
+    if any(stamp is None for stamp in stamps):
+        if when is None:
+            missing = next(f for (f, _, _, _), st in zip(loaded, stamps, strict=True) if st is None)
+            raise date_missing(missing / "result_summary.json", "it has no test_started_at")
+        unmapped.append("started_at (no test_started_at in the submission; from --date)")
+    started = min(stamp for stamp in [*stamps, when] if stamp is not None)
+    seen: set[str] = set()
+    for _, p_doc, s_doc, sys_doc in loaded:
+        for item in (unmapped_keys("point.yaml", p_doc, _POINT_KEYS)
+                     + unmapped_keys("result_summary.json", s_doc, _SUMMARY_KEYS)
+                     + unmapped_keys("system_desc.json", sys_doc, _SYSTEM_KEYS)):
+            if item not in seen:
+                seen.add(item)
+                unmapped.append(item)
     finished = started + timedelta(seconds=sum(p["window_s"] for p in points))
     dataset = _text(point_yaml.get("dataset"), 60) or "mlperf-endpoints"
     runtime = point_yaml.get("runtime_settings")
@@ -232,7 +257,7 @@ def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path) 
         "source": {
             "format": "mlperf-endpoints",
             "path": str(source)[:500],
-            "unmapped": list(_UNMAPPED_ALWAYS),
+            "unmapped": unmapped[:200],
             "notes": f"{harness_note()}; system {system_name[:200]}, model {model_dir[:200]}",
         },
         "points": points,
@@ -249,7 +274,7 @@ def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path) 
     return result
 
 
-def convert(path: Path) -> list[dict[str, Any]]:
+def convert(path: Path, when: datetime | None = None) -> list[dict[str, Any]]:
     """One result per <system>/<model> found under `path` (a submission, or any folder in it)."""
     if not path.is_dir():
         raise InputError(f"{path}: an MLPerf Endpoints submission is a folder")
@@ -267,5 +292,5 @@ def convert(path: Path) -> list[dict[str, Any]]:
         )
     out = []
     for (system_name, model_name), folders in sorted(curves.items()):
-        out.append(_curve(system_name, model_name, folders[:MAX_POINTS], path))
+        out.append(_curve(system_name, model_name, folders[:MAX_POINTS], path, when))
     return out

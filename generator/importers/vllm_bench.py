@@ -6,12 +6,14 @@ max_concurrency, duration (s), completed, failed, total_input_tokens, total_outp
 output_throughput, and per metric (ttft, tpot, itl, e2el) mean_<m>_ms, median_<m>_ms and
 p<N>_<m>_ms for the percentiles chosen with --metric-percentiles (99 by default). Percentiles
 the file does not carry stay null; tps_per_user needs p90 TPOT (run with
---metric-percentiles 50,90,95,99).
+--metric-percentiles 50,90,95,99). A file without `date` needs `--date` (the importer never
+takes a date from the file system); every key it does not read is listed in `source.unmapped`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,13 +22,24 @@ from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
+    date_missing,
     digest,
     dist,
     errors_with,
     harness_note,
     pareto_of,
     slug,
+    unmapped_keys,
 )
+
+_READ = frozenset({"date", "backend", "endpoint_type", "model_id", "num_prompts", "request_rate",
+                   "max_concurrency", "duration", "completed", "failed", "total_input_tokens",
+                   "total_output_tokens", "output_throughput", "dataset_name"})
+_METRIC_KEY = re.compile(r"^(mean|median|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
+
+
+def _read(key: str) -> bool:
+    return key in _READ or bool(_METRIC_KEY.match(key))
 
 
 def _num(doc: dict[str, Any], key: str) -> float | None:
@@ -44,18 +57,21 @@ def _metric(doc: dict[str, Any], name: str, n: int) -> dict[str, Any]:
     return dist(p50, p90, p95, p99, _num(doc, f"mean_{name}_ms"), n)
 
 
-def _ended(doc: dict[str, Any], path: Path) -> datetime:
+def _ended(doc: dict[str, Any], path: Path, when: datetime | None) -> datetime:
     raw = doc.get("date")
     if isinstance(raw, str):
         try:
             return datetime.strptime(raw, "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
         except ValueError:
             pass
-    return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    if when is None:
+        raise date_missing(path, "the file has no `date` (YYYYmmdd-HHMMSS)")
+    return when
 
 
-def convert(path: Path) -> list[dict[str, Any]]:
-    """One result from one saved vLLM benchmark file."""
+def convert(path: Path, when: datetime | None = None) -> list[dict[str, Any]]:
+    """One result from one saved vLLM benchmark file (`when`: the run's end, from --date,
+    used only when the file has no date)."""
     if not path.is_file():
         raise InputError(f"{path}: expected the JSON file `vllm bench serve --save-result` wrote")
     try:
@@ -110,7 +126,10 @@ def convert(path: Path) -> list[dict[str, Any]]:
     )
     model = str(doc.get("model_id") or "unknown")[:200]
     backend = str(doc.get("backend") or doc.get("endpoint_type") or "vllm")[:50]
-    ended = _ended(doc, path)
+    ended = _ended(doc, path, when)
+    if not isinstance(doc.get("date"), str) or ended is when:
+        unmapped.append("date (not in the file; the run's end is the --date given)")
+    unmapped += unmapped_keys("unread key", doc, _read)
     started = ended - timedelta(seconds=duration)
     dataset = str(doc.get("dataset_name") or "unknown")
     result: dict[str, Any] = {

@@ -1,0 +1,62 @@
+"""Physical bounds from the run itself: figures no real run can produce.
+
+- no TTFT or end-to-end latency (p50, from the send or the schedule) below the round trip to
+  the endpoint that the client measured (`client.rtt_ms`): an answer needs at least one round
+  trip; TTFT written in seconds into a millisecond field lands here
+- no point whose window is shorter than its own median end-to-end latency (a request lies
+  inside the window it is counted in): a window of 5e-324 s lands here
+- with the journal: `tps_per_user` no higher than the fastest measured inter-token gap allows
+  (a gap carrying k tokens allows k tokens in it), checked in generator.checks.evidence
+
+An epbench result outside a bound is rejected; an imported one is flagged (its numbers come
+from another tool, which cannot be re-run here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from epcore.findings import Finding
+from generator.checks.base import check, fmt
+
+BELOW_RTT = check(
+    "plausible.below-rtt", "reject",
+    "latencies are not below the round trip to the endpoint the client measured",
+    "latency fields are in milliseconds: re-run, or fix the importer's units",
+)
+WINDOW = check(
+    "plausible.window", "reject",
+    "a point's window is not shorter than its median end-to-end latency",
+    "window_s is in seconds and spans the point's requests: re-run the point",
+)
+IMPORTED = check(
+    "plausible.imported", "flag",
+    "an imported result's figures are within the physical bounds of its run",
+    "check the source tool's units; the figure is shown but cannot be trusted",
+)
+_LATENCIES = ("ttft_ms", "e2e_ms", "ttft_from_scheduled_ms", "e2e_from_scheduled_ms")
+
+
+def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
+    imported = (result.get("source") or {}).get("format", "epbench") != "epbench"
+    rtt = (result.get("client") or {}).get("rtt_ms")
+    out: list[Finding] = []
+    for i, point in enumerate(result["points"]):
+        where = f"/points/{i}"
+        if isinstance(rtt, int | float) and rtt > 0:
+            for name in _LATENCIES:
+                p50 = (point.get(name) or {}).get("p50")
+                if isinstance(p50, int | float) and p50 < rtt:
+                    message = (f"{name}.p50 is {fmt(p50)} ms, below the {fmt(rtt)} ms round trip "
+                               "to the endpoint")
+                    out.append((IMPORTED if imported else BELOW_RTT).at(
+                        file, f"{where}/{name}/p50", message))
+                    break
+        e2e = (point.get("e2e_ms") or {}).get("p50")
+        window = point.get("window_s")
+        if isinstance(e2e, int | float) and isinstance(window, int | float) \
+                and window * 1000 < e2e * (1 - 1e-9):
+            message = (f"window_s is {fmt(window)} s, shorter than the point's median "
+                       f"end-to-end latency ({fmt(e2e)} ms)")
+            out.append((IMPORTED if imported else WINDOW).at(file, f"{where}/window_s", message))
+    return out
