@@ -124,7 +124,7 @@ def _walk(a: Any, b: Any, pointer: str, present: bool = True) -> tuple[str, Any,
     if isinstance(b, dict):
         if not isinstance(a, dict):
             return pointer, a, b
-        for key in sorted(set(a) | set(b), key=lambda k: (k not in b, k)):
+        for key in [*b, *(k for k in a if k not in b)]:  # the result's own order
             if key not in b:
                 return f"{pointer}/{_escape(key)}", a[key], "absent"
             found = _walk(a.get(key), b[key], f"{pointer}/{_escape(key)}", key in a)
@@ -166,8 +166,9 @@ def _escape(key: str) -> str:
 
 
 def _show(value: Any) -> str:
+    """Numbers in full (shortest round-trip form), so two close values never print alike."""
     if _number(value):
-        return fmt(value) if isinstance(value, float) else str(value)
+        return repr(value)
     return repr(value)[:80]
 
 
