@@ -88,9 +88,8 @@ def read_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def load(path: Path, pinned: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The journal's records, after checking its bytes against the result's `evidence`."""
-    data = read_bytes(path)
+def check_bytes(data: bytes, pinned: Mapping[str, Any]) -> None:
+    """EvidenceError unless the journal's bytes are the ones the result pins."""
     actual = describe(data)
     for key in ("sha256", "lines", "bytes"):
         if key in pinned and pinned[key] != actual[key]:
@@ -98,6 +97,12 @@ def load(path: Path, pinned: Mapping[str, Any]) -> list[dict[str, Any]]:
                 f"the journal's {key} is {actual[key]}, the result pins {pinned[key]}: "
                 "this is not the journal the result was computed from"
             )
+
+
+def load(path: Path, pinned: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The journal's records, after checking its bytes against the result's `evidence`."""
+    data = read_bytes(path)
+    check_bytes(data, pinned)
     records = []
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line:

@@ -30,3 +30,11 @@ def need(reason: str) -> None:
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True)
+def _fresh_recompute_cache(tmp_path_factory: pytest.TempPathFactory,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test validates cold: recomputations remembered by one test (or by the developer's
+    own ~/.cache) must not hide a problem from another."""
+    monkeypatch.setenv("EPBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("epbench-cache")))

@@ -333,3 +333,21 @@ def test_quick_emulated_and_imported_results_build_as_not_ranked_with_their_reas
     doc = json.loads((results / row["result_path"].removeprefix("results/")).read_text())
     page = template.render(**result_context(doc, row, root="../../"))
     assert "Not ranked: quick run; fewer than 64 samples" in page
+
+
+def test_a_remembered_recomputation_still_checks_the_journal_and_the_figures(
+    submitted: Path,
+) -> None:
+    original = submitted.read_text()
+    assert findings(submitted) == []  # recomputed, and remembered
+    assert findings(submitted) == []  # from the cache
+    edit(submitted, lambda doc: doc["points"][0]["ttft_ms"].update(
+        p50=doc["points"][0]["ttft_ms"]["p50"] * (1 + 1e-6)))
+    assert one_rejection(submitted).check == "evidence.recomputed"  # a new key: recomputed
+
+    def change(lines: list[dict[str, Any]]) -> None:
+        lines[5]["t_done_ns"] += 1
+
+    submitted.write_text(original)  # the remembered figures, and a different journal
+    rewrite_journal(submitted, change, pin=False)
+    assert one_rejection(submitted).check == "evidence.journal"  # the bytes, every time

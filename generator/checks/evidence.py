@@ -25,6 +25,7 @@ from epcore.findings import Finding
 from epcore.runspec import RunSpec
 from epcore.summary import all_failed, summarize_run
 from epcore.trial_record import TrialRecord
+from generator.checks import verified
 from generator.checks.base import check, fmt
 
 REL = 1e-9
@@ -63,10 +64,24 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
         return [MISSING.at(file, "/evidence",
                            f"the result pins a journal but {path.stem}{evidence.SUFFIX} "
                            "is not beside it")]
+    if verified.seen(result):  # recomputed before: only the journal's bytes are checked
+        try:
+            evidence.check_bytes(evidence.read_bytes(journal), pinned)
+        except evidence.EvidenceError as exc:
+            return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
+        return []
     try:
         records = evidence.load(journal, pinned)
     except evidence.EvidenceError as exc:
         return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
+    found = _recomputed(result, records, journal.name, file)
+    if not found:
+        verified.remember(result)
+    return found
+
+
+def _recomputed(result: dict[str, Any], records: list[dict[str, Any]], name: str,
+                file: str) -> list[Finding]:
     problem = all_failed(records)
     if problem is not None:
         return [ALL_FAILED.at(file, "", f"{problem}: the run measured nothing")]
@@ -74,7 +89,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
         recomputed = recompute(result, records)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         return [DAMAGED.at(file, "/evidence",
-                           f"{journal.name}: a journal line is malformed ({type(exc).__name__})")]
+                           f"{name}: a journal line is malformed ({type(exc).__name__})")]
     difference = first_difference(result, recomputed)
     if difference is None:
         return _fastest_gap(result, records, file)
@@ -82,7 +97,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
     return [RECOMPUTED.at(
         file, pointer,
         f"{pointer} is {_show(published)} in the file but {_show(again)} recomputed from "
-        f"{journal.name}",
+        f"{name}",
     )]
 
 
