@@ -23,6 +23,7 @@ from typing import Any
 
 from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
+from epcore.metrics.throughput import system_tps, tps_per_user
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,
@@ -112,7 +113,6 @@ def _point(folder: Path, point_yaml: dict[str, Any], summary: dict[str, Any]) ->
         "source": "usage",
     }
     tpot = _stat_dist(summary.get("tpot"), completed)
-    tps_per_user = 1000.0 / tpot["p90"] if tpot["p90"] else None
     return {
         "id": f"c{concurrency}",
         "concurrency": concurrency,
@@ -124,8 +124,8 @@ def _point(folder: Path, point_yaml: dict[str, Any], summary: dict[str, Any]) ->
         "itl_ms": dist(None, None, None, None, None, 0),
         "e2e_ms": _stat_dist(summary.get("latency"), completed),
         "tokens": tokens,
-        "system_tps": output / window_s,
-        "tps_per_user": tps_per_user,
+        "system_tps": system_tps(output, window_s),
+        "tps_per_user": tps_per_user(tpot["p90"]),
         "goodput_rps": completed / window_s,
     }
 
