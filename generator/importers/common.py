@@ -10,9 +10,9 @@ from typing import Any
 
 from epcore import __version__
 from epcore.errors import InputError
-from epcore.schema import check_schema
 from epcore.metrics.pareto import frontier
 from epcore.metrics.percentiles import insufficient
+from epcore.schema import check_schema
 from generator.checks.layout import expected_relpath
 from generator.submit import ID_PATTERN
 
