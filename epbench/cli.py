@@ -1,4 +1,4 @@
-"""The `epbench` command: a thin layer over the runner (`workloads`) and the generator.
+"""The `epbench` command: a thin layer over the runner (`runner`) and the generator.
 
 This is the one module that imports both halves of the flow, lazily per sub-command, so that
 `epbench validate` never loads httpx and `epbench run` never loads pandas. Errors a user can
