@@ -36,6 +36,14 @@ def _round(value: float, digits: int | None) -> float:
     return value if digits is None else round(value, digits)
 
 
+def percentile(values: Sequence[float] | np.ndarray, q: float) -> float | None:
+    """The q-th percentile (numpy's linear method, as pXX above); None for no values."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return None
+    return float(np.percentile(arr, q))
+
+
 def insufficient(n: int) -> list[str]:
     """Which percentiles have too few samples to be trusted."""
     return [name for name, need in MIN_SAMPLES.items() if n < need]
