@@ -226,7 +226,7 @@ def frontier_by_run(points: Any) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for run_id, point, on in zip(points["run_id"], points["point"], points["on_pareto"],
                                  strict=True):
-        if on is True or on == 1:
+        if bool(on):
             out.setdefault(str(run_id), []).append(str(point))
     return out
 

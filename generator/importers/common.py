@@ -10,7 +10,6 @@ from typing import Any
 
 from epcore import __version__
 from epcore.errors import InputError
-from epcore.metrics.pareto import frontier
 from epcore.metrics.percentiles import insufficient
 from epcore.schema import check_schema
 from generator.checks.layout import expected_relpath
@@ -46,11 +45,6 @@ def errors_with(failed: int, cls: str = "http_5xx") -> dict[str, int]:
     out = dict.fromkeys(ERROR_CLASSES, 0)
     out[cls] = failed
     return out
-
-
-def pareto_of(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The result's `pareto` rows: epcore's frontier of the imported points."""
-    return frontier(points)
 
 
 def harness_note() -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
+from epcore.metrics.pareto import frontier
 from epcore.metrics.throughput import system_tps, tps_per_user
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
@@ -30,7 +31,6 @@ from generator.importers.common import (
     dist,
     errors_with,
     harness_note,
-    pareto_of,
     slug,
 )
 
@@ -236,7 +236,7 @@ def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path) 
             "notes": f"{harness_note()}; system {system_name[:200]}, model {model_dir[:200]}",
         },
         "points": points,
-        "pareto": pareto_of(points),
+        "pareto": frontier(points),
     }
     sha = summary.get("git_sha")
     if isinstance(sha, str) and 7 <= len(sha) <= 40 and all(c in "0123456789abcdef" for c in sha):

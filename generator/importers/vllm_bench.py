@@ -18,6 +18,7 @@ from typing import Any
 
 from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
+from epcore.metrics.pareto import frontier
 from epcore.metrics.throughput import system_tps, tps_per_user
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
@@ -25,7 +26,6 @@ from generator.importers.common import (
     dist,
     errors_with,
     harness_note,
-    pareto_of,
     slug,
 )
 
@@ -138,5 +138,5 @@ def convert(path: Path) -> list[dict[str, Any]]:
                    "notes": harness_note()},
         "points": [point],
     }
-    result["pareto"] = pareto_of(result["points"])
+    result["pareto"] = frontier(result["points"])
     return [result]
