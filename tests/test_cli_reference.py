@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,13 +26,14 @@ def sections(page: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def real_help() -> dict[str, str]:
     """Each command's --help from the console script, run as a user runs it."""
-    script = Path(sys.executable).with_name("epbench")
-    if not script.is_file():
-        need(f"the epbench console script beside {sys.executable} (pip install -e .)")
+    beside = Path(sys.executable).with_name("epbench")
+    script = str(beside) if beside.is_file() else shutil.which("epbench")
+    if script is None:
+        need(f"the epbench console script (beside {sys.executable} or on PATH: pip install -e .)")
     env = {**os.environ, "COLUMNS": str(clidoc.COLUMNS), "PYTHONPATH": str(ROOT)}
     out = {}
     for path in clidoc.commands():
-        done = subprocess.run([str(script), *path, "--help"], capture_output=True, text=True,
+        done = subprocess.run([script, *path, "--help"], capture_output=True, text=True,
                               env=env, check=True, timeout=60)
         out[" ".join(["epbench", *path])] = done.stdout.rstrip()
     return out
