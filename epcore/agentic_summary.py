@@ -14,8 +14,14 @@ from typing import Any
 
 from epcore.cost_ledger import CostLedger
 from epcore.metrics.passk import pass_hat_k
-from epcore.metrics.stats import dist, wilson
+from epcore.metrics.percentiles import summarize as summarize_sample
+from epcore.metrics.wilson import wilson
 from epcore.trial_record import CLASSES, TrialRecord
+
+
+def dist(values: Sequence[float]) -> dict[str, Any]:
+    """A `dist` of the agentic section: the shared percentiles at full precision, no CIs."""
+    return summarize_sample(values, seed=None, digits=None)
 
 
 def _round(value: float | None, digits: int = 9) -> float | None:

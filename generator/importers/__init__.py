@@ -1,17 +1,46 @@
 """Importers: other tools' output into epbench results (`epbench import FORMAT PATH`).
 
 Each importer maps what maps, lists what does not in `source.unmapped`, and marks the result
-with `source.format`, so the site can say where a row came from.
+with `source.format`, so the site can say where a row came from. IMPORTERS registers them by
+kind: the command line reads its FORMAT choices and their help from it. An importer's module
+(loaded on use, so `epbench --help` stays fast) has `convert(path) -> list[result]`.
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from epcore.errors import InputError
 
-FORMATS = ("mlperf-endpoints", "vllm-bench")
+
+@dataclass(frozen=True)
+class Importer:
+    """One import format: its kind (the FORMAT argument), what PATH is, the module converting."""
+
+    kind: str
+    reads: str
+    module: str
+
+    def convert(self, path: Path, when: datetime | None = None) -> list[dict[str, Any]]:
+        """The results in `path`; `when` (from --date) dates a source that records no date."""
+        results: list[dict[str, Any]] = importlib.import_module(self.module).convert(path, when)
+        return results
+
+
+IMPORTERS: dict[str, Importer] = {
+    importer.kind: importer
+    for importer in (
+        Importer("mlperf-endpoints", "an MLPerf Endpoints submission folder (or one inside it)",
+                 "generator.importers.mlperf_endpoints"),
+        Importer("vllm-bench", "a file written by `vllm bench serve --save-result`",
+                 "generator.importers.vllm_bench"),
+    )
+}
+FORMATS = tuple(IMPORTERS)
 
 
 def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None,
@@ -23,16 +52,12 @@ def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None
     `when` (from --date) is the run's date for sources that do not carry one; an importer
     never guesses it.
     """
-    if fmt == "mlperf-endpoints":
-        from generator.importers.mlperf_endpoints import convert
-    elif fmt == "vllm-bench":
-        from generator.importers.vllm_bench import convert
-    else:
+    importer = IMPORTERS.get(fmt)
+    if importer is None:
         raise InputError(f"unknown import format {fmt!r}: use one of {', '.join(FORMATS)}")
     from generator.importers.common import write_results
 
-    results = convert(path, when)
-    return write_results(results, out, submitter)
+    return write_results(importer.convert(path, when), out, submitter)
 
 
-__all__ = ["FORMATS", "import_results"]
+__all__ = ["FORMATS", "IMPORTERS", "Importer", "import_results"]
