@@ -346,3 +346,22 @@ def test_an_invalid_call_below_the_token_limit_is_invalid_json_and_turns_carry_e
     assert (
         assistant["content"] == "" and assistant["tool_calls"][0]["function"]["arguments"] == "{}"
     )
+
+
+def test_validate_recomputes_the_agentic_section_from_the_journal_lines_alone():
+    from generator.checks.evidence import first_difference, recompute
+
+    section, journal = run(
+        workload(trials=2),
+        FakeClient(
+            [RuntimeError("boom"), ok(call_chunks("{")), ok(call_chunks('{"city": "Paris"}')),
+             ok(reply_chunks("18"))]
+        ),
+    )
+    lines = json.loads(json.dumps(journal.lines))  # as read back from the file
+    result = {"endpoint": {"pricing": CARD}, "agentic": section}
+    again = recompute(result, lines)
+    assert first_difference(result, again) is None
+    tampered = {**result, "agentic": {**section, "success_rate": {
+        **section["success_rate"], "value": 1.0}}}
+    assert first_difference(tampered, again)[0] == "/agentic/success_rate/value"
