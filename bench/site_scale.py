@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.browser.harness import browser, chromium_path, open_page, serve, wait_for_board  # noqa: E402
-from tests.browser.site_data import write_results  # noqa: E402
+from tests.browser.site_data import write_project_files, write_results  # noqa: E402
 
 MEASURE = """async ([id, value]) => {
   const control = document.getElementById(id);
@@ -105,6 +105,7 @@ def main() -> int:
         if not results.is_dir():
             start = time.perf_counter()
             write_results(results, args.results)
+            write_project_files(work)
             print(f"generated {args.results} results in {time.perf_counter() - start:.1f} s")
         load = os.getloadavg()[0]
         tables_s, site_s = build(results, out)

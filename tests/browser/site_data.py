@@ -88,7 +88,17 @@ def _point(c: int, speed: float, jitter: float) -> dict[str, Any]:
     }
 
 
-def _endpoint_block(template: dict[str, Any], ep: Endpoint) -> dict[str, Any]:
+def _endpoint_block(template: dict[str, Any], ep: Endpoint,
+                    day: date | None = None) -> dict[str, Any]:
+    if ep.id == "emulator":  # the shipped endpoint file, as `epbench run` pins it
+        doc: dict[str, Any] = json.loads(json.dumps(_shipped_emulator()))
+        return doc
+    if ep.id == "acme-llama-8b" and day is not None:  # the samples' file: its card that day
+        from epcore.documents import load_document
+        from epcore.pricing import card_on
+
+        sample: dict[str, Any] = load_document(SAMPLES.parent / "endpoints" / f"{ep.id}.yaml")
+        return {**sample, "pricing": card_on(sample["pricing"], day)}
     block = copy.deepcopy(template)
     block.update(id=ep.id, provider=ep.provider, division=ep.division, region=ep.region)
     block["model"] = {"name": ep.model, "version": "1"}
@@ -107,11 +117,38 @@ def _endpoint_block(template: dict[str, Any], ep: Endpoint) -> dict[str, Any]:
     return block
 
 
+def _shipped_emulator() -> dict[str, Any]:
+    from epcore.documents import load_document
+
+    doc: dict[str, Any] = load_document(ROOT / "endpoints" / "emulator.yaml")
+    return doc
+
+
+def write_project_files(folder: Path) -> None:
+    """What the results written here need to pass identity checks: an endpoint file per
+    synthetic endpoint (and the samples'), and the samples' workload files."""
+    endpoints = folder / "endpoints"
+    endpoints.mkdir(parents=True, exist_ok=True)
+    for path in (ROOT / "endpoints").glob("*.yaml"):
+        shutil.copyfile(path, endpoints / path.name)
+    for path in (SAMPLES.parent / "endpoints").glob("*.yaml"):
+        shutil.copyfile(path, endpoints / path.name)
+    template = json.loads(SERVING_SAMPLE.read_text(encoding="utf-8"))["endpoint"]
+    for ep in ENDPOINTS:
+        if ep.id not in ("emulator", "acme-llama-8b"):
+            block = _endpoint_block(template, ep)
+            (endpoints / f"{ep.id}.yaml").write_text(json.dumps(block), encoding="utf-8")
+    target = folder / "workloads" / "agentic"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in (SAMPLES.parent / "workloads" / "agentic").glob("*.yaml"):
+        shutil.copyfile(path, target / path.name)
+
+
 def serving_result(i: int, ep: Endpoint, day: date, client_region: str, submitter: str,
                    rng: random.Random) -> dict[str, Any]:
     doc = json.loads(SERVING_SAMPLE.read_text(encoding="utf-8"))
     doc["run_id"] = f"{i:08x}-serving"
-    doc["endpoint"] = _endpoint_block(doc["endpoint"], ep)
+    doc["endpoint"] = _endpoint_block(doc["endpoint"], ep, day)
     doc["client"]["region"] = client_region
     doc["started_at"] = f"{day.isoformat()}T10:00:00Z"
     doc["finished_at"] = f"{day.isoformat()}T10:05:00Z"
@@ -126,7 +163,7 @@ def agentic_result(i: int, ep: Endpoint, day: date, client_region: str,
                    submitter: str) -> dict[str, Any]:
     doc = json.loads(AGENTIC_SAMPLE.read_text(encoding="utf-8"))
     doc["run_id"] = f"{i:08x}-agentic"
-    doc["endpoint"] = _endpoint_block(doc["endpoint"], ep)
+    doc["endpoint"] = _endpoint_block(doc["endpoint"], ep, day)
     doc["client"]["region"] = client_region
     doc["started_at"] = f"{day.isoformat()}T08:00:00Z"
     doc["finished_at"] = f"{day.isoformat()}T08:10:00Z"
@@ -211,6 +248,8 @@ def xss_result() -> dict[str, Any]:
     doc["notes"] = " ".join(PAYLOADS)
     doc["client"]["region"] = PAYLOADS[2][:64]
     doc["client"]["os"] = PAYLOADS[4]
+    # the workload is the sample's (its sha256 is kept), so its version must be that file's
+    doc["workload"]["version"] = json.loads(SERVING_SAMPLE.read_text())["workload"]["version"]
     return doc
 
 
@@ -236,13 +275,12 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
     results = folder / "results"
     shutil.copytree(SAMPLES, results)
     write_results(results, generated, start=date(2026, 9, 1), days=60)
-    shutil.copytree(ROOT / "endpoints", folder / "endpoints")
-    (folder / "workloads").mkdir()
     for kind in ("serving", "agentic"):
         target = folder / "workloads" / kind
-        target.mkdir()
+        target.mkdir(parents=True, exist_ok=True)
         for path in (ROOT / "workloads" / kind).glob("*.yaml"):
             shutil.copyfile(path, target / path.name)
+    write_project_files(folder)
     if xss:
         doc = xss_result()
         path = result_path(results, doc)
@@ -250,4 +288,7 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
         path.write_text(json.dumps(doc), encoding="utf-8")
         (folder / "workloads" / "serving" / "xss-workload.yaml").write_text(
             XSS_WORKLOAD, encoding="utf-8")
+        # the endpoint it claims, with the same payloads (identity is checked)
+        (folder / "endpoints" / "xss-endpoint.yaml").write_text(
+            json.dumps(doc["endpoint"]), encoding="utf-8")
     return folder
