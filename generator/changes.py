@@ -61,8 +61,9 @@ def _in_scope(rel: str, roots: list[str], top: Path) -> Path | None:
 
 
 def parse_name_status(output: bytes, ref: str) -> list[tuple[str, str]]:
-    """(status letter, path) pairs from `git diff -z --name-status`; InputError when the output
-    is not what that command prints."""
+    """(status letter, path) pairs from `git diff -z --name-status` (a rename gives its new
+    path and a deletion of the old one); InputError for U, X, B and for output that is not what
+    that command prints."""
     fields = output.split(b"\0")
     if fields and fields[-1] == b"":
         fields.pop()
@@ -71,7 +72,10 @@ def parse_name_status(output: bytes, ref: str) -> list[tuple[str, str]]:
     while at < len(fields):
         status = fields[at].decode("ascii", "replace")
         letter = status[:1]
-        if not letter or letter not in "AMDTCRUXB":
+        if letter in ("U", "X", "B"):
+            raise InputError(f"--changed-since {ref}: git reports status {letter} (unmerged, "
+                             "unknown or broken), which epbench cannot judge; nothing was checked")
+        if not letter or letter not in "AMDTCR":
             raise InputError(f"--changed-since {ref}: cannot read git's list of changes "
                              f"(status {status[:10]!r}); nothing was checked")
         width = 2 if letter in ("R", "C") else 1
@@ -119,12 +123,9 @@ def changed_files(ref: str, paths: list[Path], cwd: Path | None = None) -> Chang
         elif letter == "D":
             out.findings.append((path, DELETED.at(str(path), "", "this pull request deletes "
                                                                  f"{rel[:300]}")))
-        elif letter == "T":
+        else:  # T
             out.findings.append((path, TYPE_CHANGE.at(
                 str(path), "", "this file changes type (a file became a link, or the reverse)")))
-        else:  # U, X, B: git could not say what happened
-            raise InputError(f"--changed-since {ref}: git reports status {letter} for "
-                             f"{rel[:200]!r}, which epbench cannot judge; nothing was checked")
     unique: dict[Path, None] = dict.fromkeys(out.check)
     out.check = list(unique)
     return out

@@ -15,7 +15,19 @@ if str(TESTS) not in sys.path:
 
 from test_validate_results import SERVICED, make_project  # noqa: E402
 
-__all__ = ["ROOT", "SERVICED", "epbench", "git", "git_env", "make_project", "repository"]
+__all__ = ["ROOT", "SERVICED", "TINY_WORKLOAD", "epbench", "git", "git_env", "make_project",
+           "repository"]
+
+TINY_WORKLOAD = {
+    "kind": "serving-workload", "schema_version": 1, "id": "tiny", "version": "1.0",
+    "description": "four requests", "seed": 3,
+    "prompts": {"input_tokens": {"distribution": "fixed", "value": 32}, "max_tokens": 8,
+                "ignore_eos": True},
+    "load": {"pattern": "concurrency", "concurrency": [2], "requests_per_point": 4,
+             "warmup_requests": 0},
+    "slo": {"ttft_ms": 1000, "tpot_ms": 100}, "timeout_s": 30,
+}
+"""One point of four requests: a real run in a second or two."""
 
 
 def git_env(home: Path) -> dict[str, str]:
