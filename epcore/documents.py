@@ -194,15 +194,15 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
     if bad is not None:
         from epcore.findings import pointer_from_path
 
-        what, where = bad
+        what, at = bad
         if what == "non-finite":
             problem = LoadProblem("value.non-finite", "NaN or Infinity is not allowed",
-                                  pointer=pointer_from_path(where),
+                                  pointer=pointer_from_path(at),
                                   fix="write a finite number or leave the field out")
         else:
             problem = LoadProblem("value.too-large",
                                   "an integer past the 64-bit range (-2^63..2^63-1)",
-                                  pointer=pointer_from_path(where),
+                                  pointer=pointer_from_path(at),
                                   fix="write a number in range (no count or figure is that large)")
         raise DocumentError(path, problem)
     return value

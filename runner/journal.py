@@ -21,7 +21,6 @@ from typing import Any
 from epcore.credentials import REDACTED, redact
 from epcore.errors import RunError
 
-
 MIN_SECRET_CHARS = 8
 
 

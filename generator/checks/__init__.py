@@ -12,8 +12,8 @@ from typing import Any
 
 from epcore.findings import Finding
 from generator.checks import agentic, dates, derived, distributions, division, pareto, secrets
-from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from generator.checks.base import CHECKS, Check
+from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from generator.checks.layout import check_layout
 from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
 

@@ -36,7 +36,9 @@ ENDPOINT_FIELDS = ("/provider", "/model/name", "/model/version", "/hardware/acce
 RESULT_FIELDS = (*(f"/endpoint{p}" for p in ENDPOINT_FIELDS), "/submitter/display_name",
                  "/submitter/contact", "/harness/name")
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
-_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "CJK": "CJK", "HANGUL": "CJK"}
+# Han, Hiragana, Katakana (with its marks) and Hangul are written together: one "script" here
+_EAST_ASIAN = ("HIRAGANA", "KATAKANA", "CJK", "HANGUL", "IDEOGRAPHIC", "HALFWIDTH KATAKANA",
+               "HALFWIDTH HANGUL")
 
 
 def _get(doc: Any, pointer: str) -> Any:
@@ -60,8 +62,8 @@ def scripts(text: str) -> set[str]:
     found = set()
     for char in text:
         if unicodedata.category(char).startswith("L"):
-            word = unicodedata.name(char, "UNKNOWN").split(" ")[0]
-            found.add(_ONE_SCRIPT.get(word, word))
+            name = unicodedata.name(char, "UNKNOWN")
+            found.add("CJK" if name.startswith(_EAST_ASIAN) else name.split(" ")[0])
     return found
 
 
