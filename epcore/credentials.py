@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 REDACTED = "[redacted]"
 _PREFIX_RULES = (
@@ -37,11 +37,12 @@ _PREFIX_RULES = (
     r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}",
 )
 KEY_SHAPES = re.compile("|".join(f"(?:{rule})" for rule in _PREFIX_RULES))
-_PREFIXES = ("sk-", "k_live_", "gh", "github_pat_", "glpat-", "AKIA", "ASIA", "AIza", "xox",
+_PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "AKIA", "ASIA", "AIza", "xox",
              "hf_", "gsk_", "r8_", "pplx-", "xai-", "nvapi-", "npm_", "pypi-", "mlc_", "eyJ",
              "Bearer")
-HEX_RUN = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-f]{32,}|[0-9A-F]{32,})(?![0-9A-Za-z])")
 TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+_HEX = re.compile(r"[0-9A-Fa-f]{32,}")
+MIN_SHAPE_CHARS = 15  # the shortest rule above (`xoxb-` and ten more) matches no less
 MIN_HEX_ENTROPY = 3.0
 MIN_MIXED_ENTROPY = 4.0
 MIN_LOWER_ENTROPY = 3.5
@@ -60,13 +61,36 @@ def has_key_shape(text: str) -> bool:
     return any(prefix in text for prefix in _PREFIXES) and bool(KEY_SHAPES.search(text))
 
 
+def hex_runs(text: str, token: re.Match[str]) -> Iterator[re.Match[str]]:
+    """Runs of 32+ hex digits of one case inside a TOKEN match, not touching other letters or
+    digits, random enough to be a key (one pass over the text finds the tokens; hex runs are
+    looked for inside them only)."""
+    for run in _HEX.finditer(text, token.start(), token.end()):
+        start, end = run.span()
+        if (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
+            continue
+        value = run.group()
+        if (value.islower() or value.isupper() or value.isdigit()) and \
+                entropy(value) >= MIN_HEX_ENTROPY:
+            yield run
+
+
 def secret_hex(text: str) -> list[str]:
     """Runs of 32+ hex digits random enough to be a key."""
-    return [run for run in HEX_RUN.findall(text) if entropy(run) >= MIN_HEX_ENTROPY]
+    return [run.group() for token in TOKEN.finditer(text) for run in hex_runs(text, token)]
+
+
+def is_hex_run(token: str) -> bool:
+    """The whole token is 32+ hex digits of one case."""
+    return bool(_HEX.fullmatch(token)) and (token.islower() or token.isupper() or
+                                            token.isdigit())
 
 
 def token_is_secret(token: str) -> bool:
-    """A long base64-like token that mixes character classes with high entropy."""
+    """A long base64-like token that mixes character classes with high entropy (a run of hex
+    digits is judged by `secret_hex`, which knows about digests)."""
+    if is_hex_run(token):
+        return False
     has_lower = any(c.islower() for c in token)
     has_digit = any(c.isdigit() for c in token)
     if not (has_lower and has_digit):
@@ -75,7 +99,7 @@ def token_is_secret(token: str) -> bool:
         return entropy(token) >= MIN_MIXED_ENTROPY
     if "-" in token or "_" in token:  # words joined by separators: an identifier, not a key
         return False
-    return entropy(token) >= MIN_LOWER_ENTROPY and not HEX_RUN.fullmatch(token)
+    return entropy(token) >= MIN_LOWER_ENTROPY
 
 
 def secret_tokens(text: str) -> list[str]:
@@ -86,6 +110,8 @@ def secret_tokens(text: str) -> list[str]:
 def looks_like_secret(text: str, digest: bool = False) -> bool:
     """True for a known key shape, a random hex run (unless `digest`: the place holds a hash),
     or a long random token."""
+    if len(text) < MIN_SHAPE_CHARS:
+        return False
     if has_key_shape(text) or secret_tokens(text):
         return True
     return not digest and bool(secret_hex(text))

@@ -18,6 +18,7 @@ line naming it.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Literal
 
@@ -51,37 +52,50 @@ SYMLINK = check(
 Kind = Literal["document", "journal", "template"]
 
 
+def _place(path: Path | str) -> tuple[str, list[str]] | None:
+    """(data folder name, the parts of `path` below it), for the nearest enclosing one."""
+    parts = os.path.abspath(path).split(os.sep)
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index] in DATA_FOLDERS:
+            return parts[index], parts[index + 1:]
+    return None
+
+
 def data_folder_of(path: Path) -> tuple[str, Path] | None:
     """The data folder (`results`, `workloads` or `endpoints`) `path` lies in, nearest first."""
-    for parent in Path(os.path.abspath(path)).parents:
-        if parent.name in DATA_FOLDERS:
-            return parent.name, parent
-    return None
+    place = _place(path)
+    if place is None:
+        return None
+    name, below = place
+    return name, Path(os.path.abspath(path)).parents[len(below) - 1]
 
 
 def in_data_folder(folder: Path) -> bool:
     """True when `folder` is a data folder or lies inside one."""
-    return Path(folder).name in DATA_FOLDERS or data_folder_of(folder) is not None
+    return Path(folder).name in DATA_FOLDERS or _place(folder) is not None
 
 
 def classify(path: Path, display: str) -> Kind | Finding:
     """What a file in a data folder is, or the finding that rejects it. A path outside the data
     folders is a document (the caller named it; its content decides)."""
-    place = data_folder_of(path)
+    place = _place(path)
     if place is None:
         return "document"
-    name, folder = place
-    rel = Path(os.path.abspath(path)).relative_to(folder)
-    if os.path.islink(path):
+    name, below = place
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = 0  # gone (a deletion is reported elsewhere): judged by its name
+    if stat.S_ISLNK(mode):
         what = "folder" if os.path.isdir(path) else "file"
         return SYMLINK.at(display, "", f"a symbolic link to a {what} in {name}/ (not followed)")
-    hidden = next((part for part in rel.parts if part.startswith(".")), None)
+    hidden = next((part for part in below if part.startswith(".")), None)
     if hidden is not None:
         return HIDDEN.at(display, "", f"{hidden!r} is hidden (its name starts with '.') "
                                       f"in {name}/")
-    if os.path.isdir(path):
+    if stat.S_ISDIR(mode):
         return UNKNOWN.at(display, "", f"a folder where a file was expected in {name}/")
-    base = rel.name
+    base = below[-1]
     if name == "results" and base.endswith(JOURNAL_SUFFIX) and len(base) > len(JOURNAL_SUFFIX):
         result = Path(path).with_name(base[: -len(JOURNAL_SUFFIX)] + ".json")
         if os.path.isfile(result) and not os.path.islink(result):
@@ -89,7 +103,7 @@ def classify(path: Path, display: str) -> Kind | Finding:
         return UNKNOWN.at(display, "", f"a journal with no result beside it ({result.name})")
     if name == "endpoints" and base.endswith(TEMPLATE_SUFFIXES):
         return "template"
-    if base.endswith(DOCUMENT_SUFFIXES[name]) and not base.startswith("."):
+    if base.endswith(DOCUMENT_SUFFIXES[name]):
         return "document"
     return UNKNOWN.at(display, "", f"{name}/ does not hold files like this one "
                                    f"({_shape(base)})")

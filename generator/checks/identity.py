@@ -74,6 +74,8 @@ def check_identity(doc: dict[str, Any], file: str, fields: tuple[str, ...]) -> l
         value = _get(doc, pointer)
         if not isinstance(value, str):
             continue
+        if value.isascii() and value.isprintable():
+            continue  # printable ASCII: no control character, one script (the common case)
         bad = bad_character(value)
         if bad is not None:
             out.append(CHARACTERS.at(file, pointer, f"the value holds the character {bad}"))

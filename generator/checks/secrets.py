@@ -17,8 +17,8 @@ from epcore.credentials import (
     TOKEN,
     entropy,
     has_key_shape,
+    hex_runs,
     looks_like_secret,
-    secret_hex,
     token_is_secret,
 )
 from epcore.findings import Finding, pointer_from_path
@@ -39,7 +39,7 @@ KEY_ENV = check(
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 _DIGEST_KEY = re.compile(r"(?:^|_)(?:sha|sha1|sha256|sha512|digest|commit|hash)$")
-_DIGEST_VALUES = re.compile(r'"([A-Za-z0-9_]*)"\s*:\s*"([0-9A-Fa-f]{32,})"')
+_DIGEST_BEFORE = re.compile(r'"([A-Za-z0-9_]{1,40})"\s*:\s*"$')
 MAX_STRINGS = 100_000
 
 
@@ -50,13 +50,16 @@ def _digest_key(key: object) -> bool:
 def _suspicious(text: str) -> bool:
     """The fast pass over a document's JSON text: anything that might be a credential? Hex
     runs that are the values of digest keys (`"sha256": "..."`) do not count."""
-    if has_key_shape(text) or any(token_is_secret(t) for t in TOKEN.findall(text)):
+    if has_key_shape(text):
         return True
-    runs = secret_hex(text)
-    if not runs:
-        return False
-    digests = {value for key, value in _DIGEST_VALUES.findall(text) if _digest_key(key)}
-    return any(run not in digests for run in runs)
+    for token in TOKEN.finditer(text):
+        if token_is_secret(token.group()):
+            return True
+        for run in hex_runs(text, token):
+            key = _DIGEST_BEFORE.search(text, max(0, run.start() - 80), run.start())
+            if key is None or not _digest_key(key.group(1)):
+                return True
+    return False
 
 
 def scan(document: Any, file: str, text: str | None = None) -> list[Finding]:
