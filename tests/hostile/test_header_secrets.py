@@ -7,14 +7,18 @@ built from results whose endpoint sent headers holds no header value anywhere.""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from attack import ROOT, TINY_WORKLOAD, epbench
 
+from epcore.credentials import looks_like_secret
+from generator.checks.secrets import scan
 from generator.validate import validate_paths
 
 ORG_VALUE = "org-5f0c2a9e77d14b6c8e3a1f2d9b7c4e61"
@@ -110,3 +114,37 @@ def test_a_site_built_from_runs_that_sent_headers_shows_no_header_value(tmp_path
     assert ORG_VALUE.encode() not in site
     assert b"${ACME_ORG}" not in site
     shutil.rmtree(project / "runs")
+
+
+@pytest.mark.parametrize("secret", [
+    AZURE_KEY,                                                    # Azure: 32 lower-case hex
+    "9F3B2C7D4E5A61F08B9C2D3E4F5A6B7C11D2E3F4",                   # upper-case hex
+    "q8Zt3vN1xL0pR7mK2wY9cB4dF6gH5jS3aE1uI0oP2lQ=",               # base64 with padding
+    "dGhpcy1pcy1hLXNlY3JldC10b2tlbi0xMjM0NTY3ODkw",               # base64 of text
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4",  # a JWT
+    "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx",                     # Anthropic
+    "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",                    # Google
+    "gsk_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6",                       # Groq
+    "k3j9x2m8q7w1z5v4b6n0p3r8t2y7u1i9o4e6",                       # 36 random lower + digits
+])
+def test_the_scanner_knows_hex_base64_and_prefixed_keys(secret: str) -> None:
+    assert looks_like_secret(secret)
+    assert looks_like_secret(f"the key is {secret}, do not share")
+
+
+@pytest.mark.parametrize("text", [
+    "0" * 64,                                                     # no entropy
+    "8d41c7e2-a9b3-45f6-8e1d-2c3b4a5f6e7d",                       # a UUID
+    "serving-workload-chat-short-concurrency-sweep-version-two",  # words joined by dashes
+    "https://api.acme.example/v1/chat/completions",
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "ACME_API_KEY",
+])
+def test_the_scanner_leaves_ordinary_values_alone(text: str) -> None:
+    assert not looks_like_secret(text)
+
+
+def test_a_hex_digest_passes_only_where_a_digest_belongs() -> None:
+    digest = hashlib.sha256(b"workload").hexdigest()
+    assert scan({"workload": {"sha256": digest}, "harness": {"git_sha": digest[:40]}}, "f") == []
+    assert [f.pointer for f in scan({"notes": digest}, "f")] == ["/notes"]
