@@ -37,9 +37,9 @@ _PREFIX_RULES = (
     r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}",
 )
 KEY_SHAPES = re.compile("|".join(f"(?:{rule})" for rule in _PREFIX_RULES))
-_PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "AKIA", "ASIA", "AIza", "xox",
-             "hf_", "gsk_", "r8_", "pplx-", "xai-", "nvapi-", "npm_", "pypi-", "mlc_", "eyJ",
-             "Bearer")
+_PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+             "AKIA", "ASIA", "AIza", "xox", "hf_", "gsk_", "r8_", "pplx-", "xai-", "nvapi-",
+             "npm_", "pypi-", "mlc_", "eyJ", "Bearer")
 TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _HEX = re.compile(r"[0-9A-Fa-f]{32,}")
 MIN_SHAPE_CHARS = 15  # the shortest rule above (`xoxb-` and ten more) matches no less

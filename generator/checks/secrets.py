@@ -4,7 +4,8 @@ Endpoint files name the environment variable that holds a key (`api_key_env`), n
 Every string (and key) in every document is scanned with the rules of `epcore.credentials`:
 well-known key prefixes, random hex runs (a 32-digit lower-case hex key is Azure's shape) and
 long high-entropy base64-like tokens. A hex run is accepted only where the document holds a
-digest: under a key named like `sha256`, `git_sha`, `commit` or `digest`.
+digest or an id made from one: under a key named like `sha256`, `git_sha`, `commit`, `digest`
+or `run_id` (importers derive run ids from a hash of the run).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ KEY_ENV = check(
 )
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
-_DIGEST_KEY = re.compile(r"(?:^|_)(?:sha|sha1|sha256|sha512|digest|commit|hash)$")
+_DIGEST_KEY = re.compile(r"(?:^|_)(?:id|sha|sha1|sha256|sha512|digest|commit|hash)$")
 _DIGEST_BEFORE = re.compile(r'"([A-Za-z0-9_]{1,40})"\s*:\s*"$')
 MAX_STRINGS = 100_000
 
