@@ -8,6 +8,11 @@ line, and opening a journal to append cuts such a tail first so the next line st
 Besides request (and agentic trial) lines, a journal holds one `{"type": "run", "spec": ...}`
 line first (what epcore.summary needs to recompute the result from the journal alone) and one
 `{"type": "session"}` line each time a process starts sending (the first run, every resume).
+
+An endpoint may echo the key it was sent ("Incorrect API key provided: sk-..."), and the
+journal is uploaded and published. So the run's secrets (its key and header values) are
+removed from every line, and each `error` text also loses anything credential-shaped
+(`epcore.credentials.redact`), before the line is written.
 """
 
 from __future__ import annotations
@@ -19,20 +24,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from epcore.credentials import REDACTED, redact
 from epcore.errors import RunError
+
+MIN_SECRET_CHARS = 8
 
 
 class Journal:
     """Append-only JSON-lines file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, secrets: list[str] | tuple[str, ...] = ()) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # short values (an organisation id "42") cannot be told apart from data; keys are long
+        self._secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_CHARS)
         _cut_torn_tail(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def append(self, record: dict[str, Any]) -> None:
-        os.write(self._fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+        error = record.get("error")
+        if isinstance(error, str) and error:
+            record = {**record, "error": redact(error, self._secrets)}
+        line = json.dumps(record, separators=(",", ":"))
+        for secret in self._secrets:  # wherever else it landed, as JSON spells it
+            line = line.replace(json.dumps(secret)[1:-1], REDACTED)
+        os.write(self._fd, (line + "\n").encode())
 
     def start_session(self) -> None:
         """Mark that a process starts sending: its monotonic and wall-clock instants."""

@@ -17,13 +17,14 @@ from generator.checks import (
     derived,
     distributions,
     division,
+    endpoint_identity,
     evidence,
-    identity,
     pareto,
     plausible,
     secrets,
 )
 from generator.checks.base import CHECKS, Check
+from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from generator.checks.layout import check_layout
 from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
 
@@ -68,19 +69,23 @@ def check_result(
     out += division.check_division(result["endpoint"], file, "/endpoint")
     out += division.check_ranking(result, file)
     out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
+    out += secrets.check_header_values(result, file)
+    out += check_identity(result, file, RESULT_FIELDS)
     out += check_layout(result, path, file)
     if not imported:
         out += evidence.check_evidence(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
         if not imported:
-            out += identity.check_identity(result, identity.index_for(index.project), file)
+            out += endpoint_identity.check_endpoint_identity(
+                result, endpoint_identity.index_for(index.project), file)
     return out
 
 
 def check_endpoint(endpoint: dict[str, Any], file: str) -> list[Finding]:
     """Semantic checks of a schema-valid endpoint file."""
-    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file)]
+    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file),
+            *check_identity(endpoint, file, ENDPOINT_FIELDS)]
 
 
 def rejected_points(findings: list[Finding]) -> set[int]:
