@@ -26,7 +26,7 @@ def findings_by_file(project: Path, folder: str = ".") -> dict[str, set[str]]:
 
 def test_a_symlinked_folder_in_each_data_folder_gets_one_clear_line(tmp_path: Path) -> None:
     project = make_project(tmp_path / "project")
-    (project / "endpoints").mkdir()
+    (project / "endpoints").mkdir(exist_ok=True)
     (project / "results" / "mallory").symlink_to("/etc")
     (project / "workloads" / "more").symlink_to(tmp_path)
     (project / "endpoints" / "more").symlink_to("/usr")
@@ -90,6 +90,6 @@ def test_a_journal_beside_its_result_is_allowed_and_an_orphan_is_not(tmp_path: P
 
 def test_an_endpoint_template_is_left_alone(tmp_path: Path) -> None:
     project = make_project(tmp_path / "project")
-    (project / "endpoints").mkdir()
+    (project / "endpoints").mkdir(exist_ok=True)
     (project / "endpoints" / "acme.yaml.example").write_text("not: checked\n")
     assert "endpoints/acme.yaml.example" not in findings_by_file(project)
