@@ -49,7 +49,8 @@ def _base() -> alt.Chart:
 
 
 def _finish(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.properties(width="container", height=HEIGHT).to_dict()
+    # No width: board.js sets a pixel width measured once on the page (SITE_DESIGN.md).
+    spec: dict[str, Any] = chart.properties(height=HEIGHT).to_dict()
     # The mode is given to vega-embed; the schema URL would only be a string naming another
     # origin, and the page names none.
     spec.pop("$schema", None)

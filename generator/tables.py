@@ -10,7 +10,6 @@ time") and on the card in the current endpoints/<id>.yaml ("today").
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.checks.pareto import frontier
 from generator.disclosure import disclosure
+from generator.plain_json import records
 from generator.report import Report, status_for
 from generator.validate import Checked, validate_documents
 
@@ -409,30 +409,6 @@ def build_tables(results_dir: Path, project: Path) -> Tables:
     else:
         report, checked = Report(), []
     return tables_from_checked(checked, report, results_dir, project)
-
-
-def _plain(value: Any) -> Any:
-    """A cell as plain JSON: NaN/NA -> None, numpy scalars -> Python numbers."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A table as a list of plain-JSON row objects."""
-    columns = list(frame.columns)
-    return [
-        {c: _plain(v) for c, v in zip(columns, row, strict=True)}
-        for row in frame.itertuples(index=False, name=None)
-    ]
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -73,7 +73,7 @@ def test_no_page_loads_a_resource_from_another_origin(site: Path) -> None:
 
 
 def test_every_page_has_a_policy_covering_exactly_its_inline_scripts(site: Path) -> None:
-    from generator.site import script_hashes
+    from generator.csp import script_hashes
 
     for page in _html_pages(site):
         html = page.read_text(encoding="utf-8")

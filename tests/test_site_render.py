@@ -11,6 +11,9 @@ import pandas as pd
 import pytest
 
 from generator import charts, docs_gen
+from generator.csp import HASHES_TOKEN, script_hashes, secure_html
+from generator.pages import home_context, write_pages
+from generator.plain_json import view_table
 from generator.render import (
     flatten,
     fmt_number,
@@ -18,14 +21,6 @@ from generator.render import (
     result_context,
     run_command,
     safe_json,
-)
-from generator.site import (
-    HASHES_TOKEN,
-    _write_pages,
-    home_context,
-    script_hashes,
-    secure_html,
-    view_table,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -224,7 +219,7 @@ def test_nav_lists_only_the_guides_that_exist(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     (docs / "guides").mkdir(parents=True)
     (docs / "guides" / "submit.md").write_text("# Submit\n", encoding="utf-8")
-    nav = _write_pages(docs, _tables(), ROOT)
+    nav = write_pages(docs, _tables(), ROOT)
     guides = next(entry["Guides"] for entry in nav if "Guides" in entry)
     assert guides == [{"How to submit": "guides/submit.md"}]
     assert (docs / "serving.md").is_file() and (docs / "runs" / "_shell.md").is_file()
