@@ -3,12 +3,12 @@ charts, and the compact per-view data the page fetches (`data/view/<name>.json`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from generator import charts
+from generator.columns import Column
 
 # Columns of the compact per-page view tables (data/view/<name>.json). Filters need the
 # identity columns; the rest are what tables and charts show.
@@ -33,18 +33,6 @@ VIEW_COLUMNS: dict[str, list[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Column:
-    """A column of a leaderboard table: row key, header, and how it sorts and shows."""
-
-    key: str
-    label: str
-    kind: str = "num"  # num, text, link, list
-
-    def to_config(self) -> dict[str, str]:
-        return {"key": self.key, "label": self.label, "kind": self.kind}
-
-
 _IDENT = [Column("endpoint_id", "endpoint", "link"), Column("provider", "provider", "text"),
           Column("model", "model", "text"), Column("division", "division", "text")]
 
@@ -63,12 +51,12 @@ BOARDS: dict[str, dict[str, Any]] = {
         "columns": [*_IDENT, Column("region", "region", "text"),
                     Column("client_region", "client region", "text"),
                     Column("workload_id", "workload", "text"), Column("date", "date", "text"),
-                    Column("max_system_tps", "max system_tps"),
-                    Column("tps_per_user_at_max_tps", "tps_per_user at max"),
-                    Column("best_tps_per_user", "best tps_per_user"),
-                    Column("ttft_p90_ms_best", "best TTFT p90 ms"),
+                    Column("max_system_tps", "max system throughput (tok/s)"),
+                    Column("tps_per_user_at_max_tps", "per-user speed there (tok/s)"),
+                    Column("best_tps_per_user", "best per-user speed (tok/s)"),
+                    Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
                     Column("error_rate", "error rate"),
-                    Column("usd_per_mtok_output", "USD/Mtok output"),
+                    Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
                     Column("disclosure_score", "disclosure"),
                     Column("flags", "flags", "list")],
         "downloads": ["runs", "points"],
@@ -87,10 +75,10 @@ BOARDS: dict[str, dict[str, Any]] = {
         "columns": [*_IDENT, Column("workload_id", "workload", "text"),
                     Column("date", "date", "text"), Column("success_rate", "success rate"),
                     Column("success_ci_low", "95% low"), Column("success_ci_high", "95% high"),
-                    Column("pass_hat_1", "pass^1"), Column("decision_ms_p90", "decision p90 ms"),
+                    Column("pass_hat_1", "pass^1"), Column("decision_ms_p90", "decision p90 (ms)"),
                     Column("correct_call_rate", "correct calls"),
-                    Column("usd_per_task", "USD/task"),
-                    Column("usd_per_successful_task", "USD/successful task"),
+                    Column("usd_per_task", "per task ($)"),
+                    Column("usd_per_successful_task", "per successful task ($)"),
                     Column("retry_spend_share", "retry spend share"),
                     Column("disclosure_score", "disclosure")],
         "downloads": ["agentic"],
@@ -107,12 +95,12 @@ BOARDS: dict[str, dict[str, Any]] = {
         "sort": ["usd_per_mtok_output", "asc"],
         "columns": [*_IDENT, Column("workload_id", "workload", "text"),
                     Column("date", "date", "text"),
-                    Column("usd_per_mtok_output", "USD/Mtok output"),
-                    Column("usd_per_mtok_output_today", "USD/Mtok output today"),
-                    Column("blended_usd_per_mtok", "blended 3:1 USD/Mtok"),
+                    Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
+                    Column("usd_per_mtok_output_today", "same, today's card ($)"),
+                    Column("blended_usd_per_mtok", "card blended 3:1 ($/Mtok)"),
                     Column("output_tokens_per_usd", "output tokens per USD"),
-                    Column("usd_per_1k_requests", "USD per 1k requests"),
-                    Column("usd_per_successful_task", "USD/successful task")],
+                    Column("usd_per_1k_requests", "per 1k requests ($)"),
+                    Column("usd_per_successful_task", "per successful task ($)")],
         "downloads": ["runs", "endpoints"],
     },
     "history": {
@@ -126,9 +114,9 @@ BOARDS: dict[str, dict[str, Any]] = {
         "sort": ["date", "desc"],
         "columns": [Column("date", "date", "text"), *_IDENT,
                     Column("workload_id", "workload", "text"),
-                    Column("max_system_tps", "max system_tps"),
-                    Column("ttft_p90_ms_best", "best TTFT p90 ms"),
-                    Column("usd_per_mtok_output", "USD/Mtok output"),
+                    Column("max_system_tps", "max system throughput (tok/s)"),
+                    Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
+                    Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
                     Column("success_rate", "success rate")],
         "metrics": [("max_system_tps", "max system_tps (tokens/s)"),
                     ("ttft_p90_ms_best", "best TTFT p90 (ms)"),

@@ -255,6 +255,36 @@ def history_chart() -> ChartSpec:
     )
 
 
+def buyer_chart() -> dict[str, Any]:
+    """The home and compare pages' chart: each endpoint's frontier (its newest result's
+    non-dominated points, `on_pareto`) as a step, its other points faint, the point chosen at
+    the reader's target ringed, and a per-user speed target as a vertical rule."""
+    base = _base()
+    frontier = base.transform_filter("datum.kind === 'point' && datum.frontier").mark_line(
+        interpolate="step-before", strokeWidth=2
+    ).encode(
+        x=alt.X("tps_per_user:Q", title="per-user speed (output tokens/s per user)"),
+        y=alt.Y("system_tps:Q", title="system throughput (output tokens/s)"),
+        color=alt.Color("series:N", title="endpoint"),
+        order=alt.Order("tps_per_user:Q"),
+    )
+    points = base.transform_filter("datum.kind === 'point'").mark_point(
+        filled=True, size=45
+    ).encode(
+        x="tps_per_user:Q", y="system_tps:Q", color=alt.Color("series:N", title="endpoint"),
+        opacity=alt.condition("datum.frontier", alt.value(1.0), alt.value(0.3)),
+        tooltip=["series:N", "point:N", "tps_per_user:Q", "system_tps:Q", "ttft_ms_p90:Q",
+                 "usd_per_mtok_output:Q", "run_id:N"],
+    )
+    chosen = base.transform_filter("datum.kind === 'point' && datum.chosen").mark_point(
+        size=260, strokeWidth=2.5, filled=False
+    ).encode(x="tps_per_user:Q", y="system_tps:Q", color=alt.Color("series:N", title="endpoint"))
+    rule = base.transform_filter("datum.kind === 'target'").mark_rule(
+        strokeDash=[6, 4], strokeWidth=1.5, color="#888"
+    ).encode(x="tps_per_user:Q", tooltip=[alt.Tooltip("label:N", title="target")])
+    return _finish(alt.layer(rule, frontier, points, chosen))
+
+
 def charts_for(page: str) -> list[ChartSpec]:
     """The charts of one leaderboard page."""
     if page == "serving":

@@ -10,8 +10,9 @@ import pandas as pd
 from markupsafe import Markup
 
 from epcore.paths import data_dir, schemas_dir
-from generator import docs_gen
+from generator import buyer, docs_gen
 from generator.boards import BOARDS, board_config
+from generator.latest import latest_views
 from generator.plain_json import records
 from generator.render import render
 from generator.run_pages import SHELL_DIR, shell_page
@@ -21,7 +22,6 @@ GUIDES = [
     ("Continuous benchmarking", "guides/continuous.md"),
     ("Add an agentic workload", "guides/agentic-workload.md"),
 ]
-SPEED_FLOOR = 20.0  # tokens/s per user for "most throughput at a given per-user speed"
 
 
 def _write(path: Path, text: str) -> None:
@@ -33,6 +33,7 @@ def _write(path: Path, text: str) -> None:
 def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
     """Render every generated page into `docs`; return the mkdocs navigation."""
     _write(docs / "index.md", render("home.md.j2", **home_context(tables)))
+    _write(docs / "compare.md", render("compare.md.j2", **compare_context(tables)))
     for name, spec in BOARDS.items():
         extra = ""
         if name == "cost":
@@ -67,77 +68,31 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
         rel = f"guides/{extra_guide.name}"
         if rel not in known:
             guides.append({extra_guide.stem.replace("-", " ").capitalize(): rel})
+    # The top level is the header tabs (mkdocs-material `navigation.tabs`).
     nav: list[Any] = [
         {"Home": "index.md"},
-        {"Leaderboards": [{"Serving": "serving.md"}, {"Agentic": "agentic.md"},
-                          {"Cost": "cost.md"}, {"History": "history.md"}]},
+        {"Serving": "serving.md"},
+        {"Agentic": "agentic.md"},
+        {"Cost": "cost.md"},
+        {"History": "history.md"},
+        {"Compare": "compare.md"},
         {"Workloads": "workloads.md"},
-        {"Methodology": "methodology.md"},
+        {"Methodology": [{"Methodology": "methodology.md"},
+                         {"Schema reference": "schemas.md"}]},
     ]
     if guides:
-        nav.append({"Guides": guides})
-    nav.append({"Schema reference": "schemas.md"})
+        nav.append({"Submit": guides})
     return nav
 
 
-# --------------------------------------------------------------------------- home page
-
-def _pick(frame: pd.DataFrame, column: str, smallest: bool) -> pd.Series | None:
-    usable = frame[frame[column].notna()] if column in frame.columns else frame.iloc[0:0]
-    if usable.empty:
-        return None
-    values = pd.to_numeric(usable[column])
-    return usable.loc[values.idxmin() if smallest else values.idxmax()]
-
+# ------------------------------------------------------------------ home and compare
 
 def home_context(tables: Any) -> dict[str, Any]:
-    """Newest results, counts and the best endpoint per question for the home page."""
+    """The home page: the buyer's ranked table (configured here, drawn by buyer.js), the
+    newest results and the counts."""
     runs: pd.DataFrame = tables.runs
-    points: pd.DataFrame = tables.points
-    agentic: pd.DataFrame = tables.agentic
-    note = ""
-    rankable = runs[runs["rankable"].fillna(False).astype(bool)] if not runs.empty else runs
-    pool = rankable
-    if rankable.empty and not runs.empty:
-        pool = runs
-        note = ("No rankable result yet: these answers come from emulated results, which "
-                "show what is measured, not a real endpoint.")
-    run_ids = set(pool["run_id"]) if not pool.empty else set()
-    by_id = {r["run_id"]: r for r in records(pool)} if not pool.empty else {}
-
-    def row_of(series: pd.Series | None) -> dict[str, Any] | None:
-        return None if series is None else by_id.get(series["run_id"])
-
-    best: list[dict[str, Any]] = []
-    serving = pool[pool["workload_kind"] == "serving"] if not pool.empty else pool
-    fastest = _pick(serving, "ttft_p90_ms_best", smallest=True)
-    best.append({"question": "Fastest first token (lowest TTFT p90)", "row": row_of(fastest),
-                 "answer": "" if fastest is None
-                 else f"{_g(fastest['ttft_p90_ms_best'])} ms TTFT p90"})
-    fast_points = points[points["run_id"].isin(run_ids)] if not points.empty else points
-    if not fast_points.empty:
-        fast_points = fast_points[pd.to_numeric(fast_points["tps_per_user"]) >= SPEED_FLOOR]
-    top = _pick(fast_points, "system_tps", smallest=False)
-    best.append({
-        "question": f"Most throughput with every user at {SPEED_FLOOR:g} tokens/s or faster",
-        "row": row_of(top),
-        "answer": "" if top is None else
-        f"{_g(top['system_tps'])} tokens/s at {_g(top['tps_per_user'])} tokens/s per user "
-        f"(point {top['point']})",
-    })
-    cheap = _pick(serving, "usd_per_mtok_output", smallest=True)
-    best.append({"question": "Cheapest per million output tokens", "row": row_of(cheap),
-                 "answer": "" if cheap is None
-                 else f"${_g(cheap['usd_per_mtok_output'])} per million output tokens"})
-    ag = agentic[agentic["run_id"].isin(run_ids)] if not agentic.empty else agentic
-    if not ag.empty:
-        ag = ag[pd.to_numeric(ag["usd_per_successful_task"]) > 0]
-    value = _pick(ag, "usd_per_successful_task", smallest=True)
-    best.append({"question": "Best agentic success per dollar", "row": row_of(value),
-                 "answer": "" if value is None else
-                 f"${_g(value['usd_per_successful_task'])} per successful task "
-                 f"(success rate {_g(value['success_rate'])})"})
-    newest = records(runs.sort_values(["date", "run_id"], ascending=[False, True]).head(10)) \
+    latest = latest_views(tables)["latest"]
+    newest = records(runs.sort_values(["date", "run_id"], ascending=[False, True]).head(8)) \
         if not runs.empty else []
     counts = {
         "runs": len(runs),
@@ -146,10 +101,11 @@ def home_context(tables: Any) -> dict[str, Any]:
         "emulated": int((runs["division"] == "emulated").sum()) if not runs.empty else 0,
         "endpoints": int(runs["endpoint_id"].nunique()) if not runs.empty else 0,
     }
-    return {"best": best, "best_note": note, "newest": newest, "counts": counts}
+    return {"picker": buyer.page_config("home", "", latest), "newest": newest,
+            "counts": counts}
 
 
-def _g(value: Any) -> str:
-    return f"{float(value):.4g}"
-
-
+def compare_context(tables: Any) -> dict[str, Any]:
+    """The compare page's configuration."""
+    return {"picker": buyer.page_config("compare", "../", latest_views(tables)["latest"]),
+            "limit": buyer.COMPARE_LIMIT}
