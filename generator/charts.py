@@ -29,6 +29,7 @@ class ChartSpec:
     reduce: str  # reducer name in board.js
     spec: dict[str, Any]
     alt_columns: list[tuple[str, str]] = field(default_factory=list)
+    fields: tuple[str, ...] = ()  # what a row needs to be drawn (the summary counts those)
 
     def to_config(self) -> dict[str, Any]:
         """What the page's JavaScript needs, for the board's JSON configuration."""
@@ -41,6 +42,7 @@ class ChartSpec:
             "dataset": DATASET,
             "spec": self.spec,
             "alt_columns": [{"key": k, "label": label} for k, label in self.alt_columns],
+            "fields": list(self.fields),
         }
 
 
@@ -91,6 +93,7 @@ def pareto_chart() -> ChartSpec:
         ),
         source="points",
         reduce="frontier",
+        fields=("tps_per_user", "system_tps"),
         spec=_finish(alt.layer(frontier, points)),
         alt_columns=[("series", "endpoint · workload"), ("point", "point"),
                      ("tps_per_user", "tps_per_user"), ("system_tps", "system_tps"),
@@ -117,6 +120,7 @@ def ttft_chart() -> ChartSpec:
         ),
         source="points",
         reduce="ttft_by_concurrency",
+        fields=("concurrency", "ttft_ms_p90"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("concurrency", "concurrency"),
                      ("ttft_ms_p90", "TTFT p90 ms"), ("n", "n")],
@@ -141,6 +145,7 @@ def cost_chart() -> ChartSpec:
         ),
         source="points",
         reduce="cost_by_speed",
+        fields=("tps_per_user", "usd_per_mtok_output"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("point", "point"),
                      ("tps_per_user", "tps_per_user"),
@@ -175,6 +180,7 @@ def success_chart() -> ChartSpec:
         ),
         source="agentic",
         reduce="latest",
+        fields=("decision_ms_p90", "success_rate"),
         spec=_finish(alt.layer(interval, points)),
         alt_columns=[("series", "endpoint · workload"), ("success_rate", "success rate"),
                      ("success_ci_low", "95% low"), ("success_ci_high", "95% high"),
@@ -201,6 +207,7 @@ def retry_chart() -> ChartSpec:
         ),
         source="agentic",
         reduce="retry_by_tag",
+        fields=("usd",),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("tag", "tag"), ("usd", "USD"),
                      ("requests", "requests"), ("tokens", "tokens"), ("seconds", "seconds")],
@@ -224,6 +231,7 @@ def usd_per_success_chart() -> ChartSpec:
         ),
         source="agentic",
         reduce="latest_priced",
+        fields=("usd_per_successful_task",),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"),
                      ("usd_per_successful_task", "USD per successful task"),
@@ -249,6 +257,7 @@ def history_chart() -> ChartSpec:
         ),
         source="runs",
         reduce="history_metric",
+        fields=("date", "value"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("date", "date"),
                      ("metric", "metric"), ("value", "value"), ("run_id", "run")],
