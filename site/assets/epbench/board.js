@@ -371,7 +371,7 @@
   function renderTable() {
     var rows = filtered.slice(0, shown);
     var current = tbody.rows;
-    var same = current.length === rows.length && rows.every(function (row, i) {
+    var same = rows.length > 0 && current.length === rows.length && rows.every(function (row, i) {
       return current[i] === rowElements.get(row);
     });
     if (!same) {  // an unchanged table is left alone: no new layout of its rows
