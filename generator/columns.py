@@ -21,7 +21,8 @@ TABLES = "table-columns"
 # Formats: "tps" tokens/s, "ms", "usd", "pct" (a 0..1 share shown as %), "int", "num".
 DEFINITIONS: dict[str, tuple[str, str, str]] = {
     "endpoint_id": ("The endpoint file (endpoints/<id>.yaml): provider, model, region, price "
-                    "card. The link opens the result behind the row.", TABLES, ""),
+                    "card. On the boards the link opens the result behind the row; on the "
+                    "ranked table, the endpoint's page.", TABLES, ""),
     "provider": ("Who serves the endpoint.", TABLES, ""),
     "model": ("Model name as the endpoint file gives it.", TABLES, ""),
     "division": ("serviced (an API priced per token), self-hosted (priced per hour) or "
@@ -30,7 +31,8 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
     "client_region": ("Where the benchmark client ran: latency includes the network between "
                       "the two.", TABLES, ""),
     "workload_id": ("The workload definition (workloads/...yaml) that was sent.", TABLES, ""),
-    "date": ("Run date (UTC) of the result.", TABLES, ""),
+    "date": ("Run date (UTC) of the result; on the ranked table the link opens the result.",
+             TABLES, ""),
     "max_system_tps": ("Highest system throughput over the run's points: output tokens of "
                        "requests completed in the measurement window ÷ window seconds.",
                        POINT, "tps"),

@@ -12,6 +12,7 @@ from markupsafe import Markup
 from epcore.paths import data_dir, schemas_dir
 from generator import buyer, docs_gen
 from generator.boards import BOARDS, board_config
+from generator.entity_pages import write_entity_pages
 from generator.latest import latest_views
 from generator.plain_json import records
 from generator.render import render
@@ -57,7 +58,8 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
         )
         _write(docs / f"{name}.md", page)
     workloads_root = data_dir("workloads", project)
-    _write(docs / "workloads.md", docs_gen.workloads_catalogue(workloads_root))
+    with_pages = write_entity_pages(docs, tables, latest_views(tables), workloads_root)
+    _write(docs / "workloads.md", docs_gen.workloads_catalogue(workloads_root, with_pages))
     tables_doc = project / "docs" / "tables.md"
     _write(docs / "methodology.md", docs_gen.methodology(schemas_dir(), tables_doc))
     _write(docs / "schemas.md", docs_gen.schema_reference(schemas_dir()))

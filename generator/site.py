@@ -102,7 +102,7 @@ def _write_config(tmp: Path, docs: Path, out_dir: Path, base_url: str, nav: list
     config["site_dir"] = str(out_dir)
     config["nav"] = nav
     config["strict"] = True
-    config["not_in_nav"] = f"/{SHELL_DIR}.md\n"
+    config["not_in_nav"] = f"/{SHELL_DIR}.md\n/endpoints/*.md\n/workloads/*.md\n"
     if base_url:
         config["site_url"] = base_url if base_url.endswith("/") else base_url + "/"
     config.setdefault("theme", {})["custom_dir"] = str(sources / "overrides")

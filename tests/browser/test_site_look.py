@@ -37,6 +37,9 @@ PAGE_TYPES = {
     "guide": "guides/submit/",
     "run-serving": "runs/a1b2c3d4-serviced-0001/",
     "run-agentic": "runs/c3d4e5f6-agentic-0001/",
+    "endpoint": "endpoints/acme-llama-8b/",
+    "workload-serving": "workloads/chat-short/",
+    "workload-agentic": "workloads/retail-refund/",
 }
 MARKUP_AS_TEXT = ("<div", "<table", "<span", "&lt;")
 
@@ -94,12 +97,14 @@ def test_every_page_type_is_screenshotted_and_prints_no_markup_as_text(
 def test_every_page_has_the_header_tabs(look: Any, site_url: str) -> None:
     for name, path in PAGE_TYPES.items():
         page = look(site_url + path)
-        tabs = page.eval_on_selector_all(".md-tabs__link", "ls => ls.map(l => l.textContent.trim())")
+        tabs = page.eval_on_selector_all(".md-tabs__link",
+                                         "ls => ls.map(l => l.textContent.trim())")
         assert tabs == TABS, name
         active = page.eval_on_selector_all(".md-tabs__item--active .md-tabs__link",
                                            "ls => ls.map(l => l.textContent.trim())")
         # Result pages live outside the navigation (SITE_DESIGN.md): no tab is theirs.
-        assert len(active) == (0 if name.startswith("run-") else 1), (name, active)
+        assert len(active) == (0 if name.startswith(("run-", "endpoint", "workload-")) else 1), \
+            (name, active)
         page.context.close()
 
 
@@ -109,7 +114,9 @@ CELL_OVERFLOW = """() => {
     if (c.offsetParent === null || c.closest('details:not([open])')) { return; }
     if (c.scrollWidth > c.clientWidth + 1) { bad.push(c.textContent.slice(0, 40)); }
     const s = getComputedStyle(c);
-    if (parseFloat(s.paddingLeft) + parseFloat(s.paddingRight) < 8) { bad.push('tight: ' + c.textContent.slice(0, 40)); }
+    if (parseFloat(s.paddingLeft) + parseFloat(s.paddingRight) < 8) {
+      bad.push('tight: ' + c.textContent.slice(0, 40));
+    }
   });
   return bad;
 }"""
@@ -253,8 +260,9 @@ def test_charts_take_the_dark_palettes_colours(look: Any, site_url: str) -> None
     for path in ("serving/", ""):
         page = look(site_url + path, "dark")
         # The canvas is transparent where nothing is drawn: the dark page shows through.
-        corner = page.evaluate("() => { const c = document.querySelector('#epb-chart canvas');"
-                               " return Array.from(c.getContext('2d').getImageData(1, 1, 1, 1).data); }")
+        corner = page.evaluate(
+            "() => { const c = document.querySelector('#epb-chart canvas');"
+            " return Array.from(c.getContext('2d').getImageData(1, 1, 1, 1).data); }")
         assert corner[3] == 0, (path, corner)
         page.context.close()
 
@@ -267,3 +275,22 @@ def test_opened_from_a_file_the_site_says_how_to_serve_it(chrome: Any, built_sit
     assert "python3 -m http.server --directory _site 8000" in note
     assert "Failed to fetch" not in _visible_text(page)
     page.context.close()
+
+
+def test_endpoint_and_workload_pages_show_their_own_results(look: Any, site_url: str) -> None:
+    page = look(site_url + PAGE_TYPES["endpoint"])
+    runs = page.evaluate("() => window.epbBoard.visibleRunIds()")
+    endpoints = page.eval_on_selector_all("#epb-table tbody tr td:nth-child(2)",
+                                          "t => [...new Set(t.map(x => x.textContent))]")
+    assert runs and endpoints == ["acme-llama-8b"]
+    assert page.evaluate("() => window.epbBoard.chartData().length") > 0
+    page.context.close()
+    page = look(site_url + PAGE_TYPES["workload-serving"])
+    assert page.eval_on_selector_all("#epb-b-workload option", "o => o.map(x => x.value)") == \
+        ["chat-short"]
+    assert page.evaluate("() => window.epbBuyer.entries().filter(e => e.rank).length") > 0
+    assert "Tools" not in page.text_content("h1")  # the definition sits above the board
+    page.context.close()
+    catalogue = look(site_url + "workloads/")
+    assert catalogue.get_attribute("a[href='chat-short/']", "href") == "chat-short/"
+    catalogue.context.close()

@@ -341,7 +341,8 @@
 
   function endpointCell(entry) {
     var td = el('td', { 'class': 'epb-endpoint' });
-    td.appendChild(runLink(entry.row, entry.label));
+    td.appendChild(el('a', { href: config.root + 'endpoints/' + encodeURIComponent(entry.endpoint_id) + '/',
+      title: 'The endpoint\u2019s page: identity, prices, every result' }, entry.label));
     td.appendChild(el('span', { 'class': 'epb-muted epb-sub' }, entry.row.provider + ' \u00b7 ' + entry.row.model));
     return td;
   }
@@ -352,7 +353,12 @@
     columns.forEach(function (col) {
       if (col.key === 'rank') { tr.appendChild(numCell(entry.rank, 'int')); return; }
       if (col.key === 'endpoint_id') { tr.appendChild(endpointCell(entry)); return; }
-      if (col.key === 'date') { tr.appendChild(el('td', { 'class': 'epb-nowrap' }, entry.row.date)); return; }
+      if (col.key === 'date') {
+        var d = el('td', { 'class': 'epb-nowrap' });
+        d.appendChild(runLink(entry.row, entry.row.date));
+        tr.appendChild(d);
+        return;
+      }
       if (col.key === 'badges') { var td = el('td'); td.appendChild(badges(entry)); tr.appendChild(td); return; }
       if (col.key === 'compare') {
         var c = el('td');
