@@ -23,6 +23,13 @@ from generator.render import (
     run_command,
     safe_json,
 )
+from generator.tables import (
+    AGENTIC_COLUMNS,
+    ENDPOINT_COLUMNS,
+    HISTORY_COLUMNS,
+    POINT_COLUMNS,
+    RUN_COLUMNS,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests/data/results/alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json"
@@ -132,8 +139,12 @@ def _tables(rankable: bool = True) -> object:
         pass
 
     t = T()
-    t.runs, t.points, t.agentic, t.endpoints = runs, points, agentic, endpoints  # type: ignore[attr-defined]
-    t.history = runs  # type: ignore[attr-defined]
+    # Every column the real tables have (those not set above are empty).
+    t.runs = runs.reindex(columns=RUN_COLUMNS)  # type: ignore[attr-defined]
+    t.points = points.reindex(columns=POINT_COLUMNS)  # type: ignore[attr-defined]
+    t.agentic = agentic.reindex(columns=AGENTIC_COLUMNS)  # type: ignore[attr-defined]
+    t.endpoints = endpoints.reindex(columns=ENDPOINT_COLUMNS)  # type: ignore[attr-defined]
+    t.history = runs.reindex(columns=HISTORY_COLUMNS)  # type: ignore[attr-defined]
     return t
 
 
