@@ -25,6 +25,10 @@ VIEW_COLUMNS: dict[str, list[str]] = {
     "points": ["run_id", "endpoint_id", "workload_id", "point", "concurrency", "rate",
                "tps_per_user", "system_tps", "ttft_ms_p90", "usd_per_mtok_output",
                "on_pareto"],
+    # Every result, for the History board and the endpoint pages (the other boards read the
+    # newest result per endpoint x workload x client region: generator.latest).
+    "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "max_system_tps",
+                "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate"],
     "agentic": [*_FILTER_COLUMNS, "success_rate", "success_ci_low", "success_ci_high",
                 "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
                 "usd_per_successful_task", "retry_spend_share",
@@ -40,10 +44,11 @@ BOARDS: dict[str, dict[str, Any]] = {
     "serving": {
         "title": "Serving leaderboard",
         "intro": [
-            "One row per serving result. Each result is a sweep of measurement points; the "
-            "row shows its best throughput, the per-user speed there, its best TTFT p90 and "
-            "its cost. Filter, sort by any column, and share the link: the address holds the "
-            "view.",
+            "One row per endpoint, workload and client region: its newest serving result "
+            "(rankable first; every older one is on the History page and in the downloads). "
+            "Each result is a sweep of measurement points; the row shows its best throughput, "
+            "the per-user speed there, its best TTFT p90 and its cost. Filter, sort by any "
+            "column, and share the link: the address holds the view.",
         ],
         "source": "runs",
         "where": {"workload_kind": "serving"},
@@ -64,7 +69,8 @@ BOARDS: dict[str, dict[str, Any]] = {
     "agentic": {
         "title": "Agentic leaderboard",
         "intro": [
-            "One row per agentic result: tool-calling tasks played for n trials each. Success "
+            "One row per endpoint, workload and client region (its newest agentic result): "
+            "tool-calling tasks played for n trials each. Success "
             "counts endpoint errors against the endpoint; the retry columns say what was spent "
             "repairing invalid calls, recovering from tool faults and retrying transport "
             "errors.",
@@ -86,7 +92,8 @@ BOARDS: dict[str, dict[str, Any]] = {
     "cost": {
         "title": "Cost",
         "intro": [
-            "What the measured work cost, with the price card each result ran under (pinned "
+            "What the measured work cost, for the newest result per endpoint, workload and "
+            "client region, with the price card each result ran under (pinned "
             "at run time) and re-priced with today's card. Serviced endpoints are priced per "
             "token; self-hosted ones per hour of the deployment.",
         ],
@@ -109,7 +116,7 @@ BOARDS: dict[str, dict[str, Any]] = {
             "Every result over time, per endpoint and workload. Pick the metric above the "
             "chart; narrow to one endpoint to see how it changed.",
         ],
-        "source": "runs",
+        "source": "history",
         "where": {},
         "sort": ["date", "desc"],
         "columns": [Column("date", "date", "text"), *_IDENT,

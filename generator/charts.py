@@ -255,7 +255,7 @@ def history_chart() -> ChartSpec:
             "Every filtered result as one point per run date, per endpoint and workload; the "
             "metric is chosen above the chart."
         ),
-        source="runs",
+        source="history",
         reduce="history_metric",
         fields=("date", "value"),
         spec=_finish(chart),

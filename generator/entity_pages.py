@@ -33,7 +33,7 @@ def _slugs(values: pd.Series) -> list[str]:
 
 def _narrowed(name: str, where: dict[str, Any], frame: pd.DataFrame, title: str) -> dict:
     spec = dict(BOARDS[name], where={**BOARDS[name]["where"], **where}, title=title)
-    return board_config(name, spec, ROOT, frame)
+    return board_config(name, spec, ROOT, frame)  # frame: which columns exist
 
 
 def _price_history(runs: pd.DataFrame) -> list[dict[str, Any]]:

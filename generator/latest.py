@@ -51,9 +51,25 @@ def _joined(rows: pd.DataFrame, latest: pd.DataFrame, columns: list[str]) -> pd.
     return picked[[c for c in columns if c in picked.columns]]
 
 
-def latest_views(tables: Any) -> dict[str, pd.DataFrame]:
-    """The two latest-result views, by file name."""
+def board_views(tables: Any) -> dict[str, pd.DataFrame]:
+    """What each board reads, by view name: the newest result per endpoint x workload x client
+    region for the serving, agentic and cost boards (and their charts), every result for the
+    History board, and the two latest views of the home and compare pages."""
     latest = latest_runs(tables.runs)
+    ids = set(latest["run_id"]) if not latest.empty else set()
+    views = {
+        "runs": latest,
+        "points": tables.points[tables.points["run_id"].isin(ids)],
+        "agentic": tables.agentic[tables.agentic["run_id"].isin(ids)],
+        "history": tables.runs,
+    }
+    views.update(latest_views(tables, latest))
+    return views
+
+
+def latest_views(tables: Any, latest: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """The two latest-result views, by file name."""
+    latest = latest_runs(tables.runs) if latest is None else latest
     if latest.empty:
         return {"latest": tables.points.iloc[0:0], "latest_agentic": tables.agentic.iloc[0:0]}
     return {

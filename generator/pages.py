@@ -54,7 +54,8 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
             root="../",
             extra_html=extra,
             downloads=[{"name": t, "label": t} for t in spec["downloads"]],
-            board=board_config(name, spec, "../", getattr(tables, spec["source"])),
+            board=board_config(name, spec, "../", tables.runs if spec["source"] == "history"
+                               else getattr(tables, spec["source"])),
         )
         _write(docs / f"{name}.md", page)
     workloads_root = data_dir("workloads", project)

@@ -30,7 +30,7 @@ from epcore.errors import InputError
 from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
 from generator.csp import CSP, secure_pages
-from generator.latest import latest_views
+from generator.latest import board_views
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
 from generator.run_pages import SHELL_DIR, ResultPages, take_shell
@@ -148,11 +148,9 @@ class _Collect(logging.Handler):
 
 def _write_views(tables: Any, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    views = {name: view_table(getattr(tables, name), columns)
-             for name, columns in VIEW_COLUMNS.items()}
-    views.update({name: view_table(frame, list(frame.columns))
-                  for name, frame in latest_views(tables).items()})
-    for name, view in views.items():
+    views = board_views(tables)
+    for name, frame in views.items():
+        view = view_table(frame, VIEW_COLUMNS.get(name, list(frame.columns)))
         (folder / f"{name}.json").write_text(
             json.dumps(view, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
             encoding="utf-8",
