@@ -16,13 +16,15 @@
     { param: 'hardware', column: 'hardware', label: 'Hardware' },
     { param: 'region', column: 'region', label: 'Endpoint region' },
     { param: 'client_region', column: 'client_region', label: 'Client region' },
-    { param: 'workload', column: 'workload_id', label: 'Workload' }
+    { param: 'workload', column: 'workload_id', label: 'Workload' },
+    { param: 'api', column: 'api', label: 'API' }  // shown once the tables carry an api column
   ];
   var OTHER_PARAMS = ['from', 'to', 'min_disclosure', 'emulated', 'q', 'sort', 'dir', 'chart',
     'metric'];
   var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
     'submitter', 'hardware', 'region', 'client_region', 'division'];
   var PAGE_SIZE = 50;
+  var LONG_TEXT = 24;  // characters: longer text may wrap in its cell
   var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
@@ -342,11 +344,18 @@
   function cell(row, col) {
     var td = el('td');
     var value = row[col.key];
-    if (col.kind === 'link' && row.run_id) {
+    if (col.kind === 'rank') {
+      var reasons = S.unrankedReasons(row);
+      td.appendChild(el('span', { 'class': 'epb-badge ' + (reasons.length ? 'epb-badge-no' : 'epb-badge-ok'),
+        title: reasons.length ? 'Not ranked: ' + reasons.join('; ') : 'Rankable: passes every leaderboard rule' },
+      reasons.length ? 'not ranked' : 'ranked'));
+    } else if (col.kind === 'link' && row.run_id) {
       var a = el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, fmt(value));
       td.appendChild(a);
+      if (String(value).length > LONG_TEXT) { td.className = 'epb-long'; }
     } else {
       td.textContent = fmt(value, col.format);
+      if (td.textContent.length > LONG_TEXT) { td.className = 'epb-long'; }
       if (typeof value === 'number') {
         td.className = 'epb-num';
         td.title = String(value);

@@ -158,15 +158,6 @@
       : 'every user at ' + S.fmt(targetValue(), 'tps') + ' tokens/s or faster';
   }
 
-  function reasonsOf(p) {
-    var r = p.unranked_reasons;
-    if (Array.isArray(r) && r.length) { return r; }
-    if (typeof r === 'string' && r) { return r.split('; '); }
-    if (p.rankable) { return []; }
-    return [p.division === 'emulated' ? 'emulated endpoint: epbench\u2019s own emulator, never ranked'
-      : 'not rankable'];
-  }
-
   // One entry per endpoint x client region of the chosen workload: its best point at the target.
   function rank() {
     var wanted = state.emulated === '1';
@@ -199,7 +190,7 @@
       var label = first.endpoint_id + (regions[first.endpoint_id] > 1 && first.client_region
         ? ' (from ' + first.client_region + ')' : '');
       out.push({ label: label, endpoint_id: first.endpoint_id, row: first, points: list, best: best,
-        closest: closest, reasons: reasonsOf(first) });
+        closest: closest, reasons: S.unrankedReasons(first) });
     });
     out.sort(function (a, b) {
       if (!!a.best !== !!b.best) { return a.best ? -1 : 1; }

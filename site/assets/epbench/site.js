@@ -152,7 +152,19 @@
       'The leaderboard data could not be loaded: ' + (err && err.message || err)));
   }
 
+  // Why a row is not ranked: the `unranked_reasons` column (a list, or "; "-joined text) when
+  // the tables carry it, else what `rankable` alone says.
+  function unrankedReasons(row) {
+    var r = row.unranked_reasons;
+    if (Array.isArray(r) && r.length) { return r; }
+    if (typeof r === 'string' && r) { return r.split('; '); }
+    if (row.rankable !== false) { return []; }
+    return [row.division === 'emulated' ? 'emulated endpoint: epbench\u2019s own emulator, never ranked'
+      : 'not rankable'];
+  }
+
   window.epbSite = {
+    unrankedReasons: unrankedReasons,
     el: el,
     fmt: fmt,
     grouped: grouped,
