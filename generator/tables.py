@@ -25,7 +25,7 @@ from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.checks.pareto import frontier
 from generator.disclosure import disclosure
-from generator.plain_json import records
+from generator.plain_json import plain_rows
 from generator.report import Report, status_for
 from generator.validate import Checked, validate_documents
 
@@ -430,15 +430,18 @@ def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
     written = []
     for name in TABLE_NAMES:
         frame: pd.DataFrame = getattr(tables, name)
-        rows = records(frame)
+        values = plain_rows(frame)
+        columns = [str(c) for c in frame.columns]
+        rows = [dict(zip(columns, row, strict=True)) for row in values]
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
                         encoding="utf-8")
         written.append(path)
-        flat = pd.DataFrame(
-            [{c: _csv_cell(v) for c, v in row.items()} for row in rows],
-            columns=list(frame.columns),
-        )
+        # Only text, list and dict cells need _csv_cell; numbers go through as they are.
+        flat = pd.DataFrame(values, columns=columns)
+        for column in flat.columns:
+            if flat[column].dtype == object:
+                flat[column] = flat[column].map(_csv_cell)
         csv_path = out_dir / f"{name}.csv"
         flat.to_csv(csv_path, index=False)
         written.append(csv_path)
