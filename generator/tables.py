@@ -440,7 +440,8 @@ def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
         # Only text, list and dict cells need _csv_cell; numbers go through as they are.
         flat = pd.DataFrame(values, columns=columns)
         for column in flat.columns:
-            if flat[column].dtype == object:
+            dtype = flat[column].dtype
+            if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
                 flat[column] = flat[column].map(_csv_cell)
         csv_path = out_dir / f"{name}.csv"
         flat.to_csv(csv_path, index=False)
