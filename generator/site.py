@@ -33,6 +33,7 @@ from generator.csp import CSP, secure_pages
 from generator.latest import board_views
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
+from generator.render import frontier_by_run
 from generator.run_pages import SHELL_DIR, ResultPages, take_shell
 from generator.vendor import vendor_vega
 
@@ -58,7 +59,10 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
         # Result pages render in worker processes while mkdocs builds the rest; they write
         # only once the shell page exists (mkdocs empties out_dir when it starts).
         with _timed("start result-page workers"):
-            pages = ResultPages(records(tables.runs), results_dir, out_dir,
+            on_front = frontier_by_run(tables.points)
+            rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
+                    for r in records(tables.runs)]
+            pages = ResultPages(rows, results_dir, out_dir,
                                 Path(tmp) / "shell")
         try:
             docs = Path(tmp) / "docs"
