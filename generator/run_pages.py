@@ -36,7 +36,8 @@ RUN_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{7,63}$")
 
 def shell_page() -> str:
     """The Markdown of the hidden shell page mkdocs builds."""
-    return (f"---\ntitle: {SHELL_TITLE}\nsearch:\n  exclude: true\nhide:\n  - toc\n---\n\n"
+    return (f"---\ntitle: {SHELL_TITLE}\nsearch:\n  exclude: true\nhide:\n  - navigation\n"
+            f"  - toc\n---\n\n"
             f"{SHELL_CONTENT}\n")
 
 
