@@ -128,3 +128,12 @@ def test_data_views_are_compact_and_match_the_tables(site: Path) -> None:
     index = view["columns"].index("run_id")
     assert sorted(r[index] for r in view["rows"]) == sorted(r["run_id"] for r in latest.values())
     assert (site / "data" / "runs.csv").is_file()
+
+
+def test_every_column_definition_links_to_a_section_of_the_methodology_page(site: Path) -> None:
+    from generator.columns import DEFINITIONS
+
+    page = (site / "methodology" / "index.html").read_text(encoding="utf-8")
+    missing = sorted({anchor for _, anchor, _ in DEFINITIONS.values()
+                      if anchor and f'id="{anchor}"' not in page})
+    assert missing == []

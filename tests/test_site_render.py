@@ -178,7 +178,8 @@ def test_home_page_offers_the_most_measured_workload_first_with_its_counts() -> 
     keys = [c["key"] for c in picker["columns"]]
     assert keys[:3] == ["rank", "endpoint_id", "system_tps"]
     cost = next(c for c in picker["columns"] if c["key"] == "usd_per_mtok_output")
-    assert "input and output tokens" in cost["help"] and cost["anchor"] == "cost"
+    assert "input and output tokens" in cost["help"]
+    assert cost["anchor"] == "formula-point_cost_usd"
     assert [r["run_id"] for r in ctx["newest"]][:2] == ["run-cccc3", "run-bbbb2"]
     assert ctx["counts"] == {"runs": 5, "serving": 4, "agentic": 1, "emulated": 1,
                              "endpoints": 4}
