@@ -299,8 +299,9 @@ def test_quick_emulated_and_imported_results_build_as_not_ranked_with_their_reas
 
     from epcore.pricing import card_on
     from generator.importers import import_results
+    from generator.plain_json import records
     from generator.render import environment, result_context
-    from generator.tables import build_tables, records, write_tables
+    from generator.tables import build_tables, write_tables
 
     project = tmp_path / "project"
     shutil.copytree(ROOT / "tests" / "data" / "endpoints", project / "endpoints")
