@@ -159,6 +159,54 @@ def serving_result(i: int, ep: Endpoint, day: date, client_region: str, submitte
     return doc
 
 
+JOURNAL_REQUESTS = 64  # a point: enough for a p90, so the result is rankable
+MS = 1_000_000
+
+
+def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
+    """Replace a serving result's figures with those of a synthetic journal (closed-loop
+    rounds of `c` requests, 16 tokens each, timed by the same serving model), computed by
+    epcore.summary as `epbench run` does; the journal's bytes, for writing beside it."""
+    from epcore import evidence
+    from epcore.runspec import PointSpec, RunSpec
+    from epcore.summary import summarize_run
+
+    spec = RunSpec(pattern="concurrency", seed=1,
+                   points=[PointSpec(f"c{c}", i, concurrency=c)
+                           for i, c in enumerate(CONCURRENCY)],
+                   slo={"ttft_ms": 2000.0, "tpot_ms": 50.0})
+    lines: list[dict[str, Any]] = [
+        {"type": "run", "spec": spec.to_json()},
+        {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"]},
+    ]
+    jitter = rng.uniform(0.9, 1.1)
+    t = 10_000 * MS
+    for point in spec.points:
+        c = int(point.concurrency or 1)
+        for seq in range(JOURNAL_REQUESTS):
+            start = t
+            ttft = (80 + 12 * c) / ep.speed * jitter * rng.uniform(0.9, 1.1)
+            tpot = 6.4 * (1 + 0.06 * (c - 1)) / ep.speed * jitter
+            gaps = [round(tpot * rng.uniform(0.9, 1.1) * 1000) for _ in range(15)]
+            first = start + round(ttft * MS)
+            last = first + sum(gaps) * 1000
+            lines.append({
+                "request_id": f"{point.id}-{seq:05d}", "point": point.id, "seq": seq,
+                "warmup": False, "t_scheduled_ns": None, "t_send_ns": start,
+                "t_first_ns": first, "t_last_ns": last, "t_done_ns": last + MS,
+                "input_tokens": 128, "output_tokens": 16, "token_source": "usage",
+                "status": 200, "class": "ok", "error": None, "itl_us": gaps,
+                "attempts": 1, "retry_s": 0.0, "retry_tokens": 0,
+            })
+            if seq % c == c - 1:  # the round is over: the next starts when it ended
+                t = last + 2 * MS
+        t += 50 * MS
+    data = b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
+    doc.update(summarize_run(spec, lines))
+    doc["evidence"] = evidence.describe(data)
+    return data
+
+
 def agentic_result(i: int, ep: Endpoint, day: date, client_region: str,
                    submitter: str) -> dict[str, Any]:
     doc = json.loads(AGENTIC_SAMPLE.read_text(encoding="utf-8"))
@@ -178,8 +226,10 @@ def result_path(results: Path, doc: dict[str, Any]) -> Path:
 
 
 def write_results(results: Path, count: int, seed: int = 1, agentic_every: int = 5,
-                  start: date = date(2026, 8, 1), days: int = 100) -> list[Path]:
-    """Write `count` results (one in `agentic_every` agentic) under `results`."""
+                  start: date = date(2026, 8, 1), days: int = 100,
+                  journals: bool = False) -> list[Path]:
+    """Write `count` results (one in `agentic_every` agentic) under `results`; with
+    `journals`, each serving one carries its journal and is rankable (when not emulated)."""
     rng = random.Random(seed)
     written = []
     for i in range(count):
@@ -192,9 +242,15 @@ def write_results(results: Path, count: int, seed: int = 1, agentic_every: int =
             doc = agentic_result(i, ep, day, region, submitter)
         else:
             doc = serving_result(i, ep, day, region, submitter, rng)
+        data = journaled(doc, ep, rng) if journals and "points" in doc and doc["points"] \
+            else None
         path = result_path(results, doc)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc), encoding="utf-8")
+        if data is not None:
+            from epcore import evidence
+
+            evidence.pack(data, path.with_name(path.stem + evidence.SUFFIX))
         written.append(path)
     return written
 
@@ -274,7 +330,7 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
     workload, and the shipped endpoint and workload files."""
     results = folder / "results"
     shutil.copytree(SAMPLES, results)
-    write_results(results, generated, start=date(2026, 9, 1), days=60)
+    write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
     for kind in ("serving", "agentic"):
         target = folder / "workloads" / kind
         target.mkdir(parents=True, exist_ok=True)
