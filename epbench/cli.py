@@ -166,13 +166,26 @@ def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str
 
 
 @main.command(name="import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["mlperf-endpoints", "vllm-bench"]))
+@click.argument("fmt", metavar="FORMAT",
+                type=click.Choice(["mlperf-endpoints", "vllm-bench", "bfcl"]))
 @click.argument("path", type=click.Path(path_type=Path, exists=True))
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
-              help="Where to write the results (e.g. results/<submitter>).")
+              help="Where to write the results (e.g. results/<submitter>), or for bfcl the "
+                   "workloads (e.g. workloads/agentic/).")
 @click.option("--submitter", default=None, help="Submitter id for the imported results.")
-def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
-    """Convert another tool's output into epbench results."""
+@click.option("--sample", type=click.IntRange(min=1), default=None,
+              help="bfcl: keep a seeded sample of N tasks per category.")
+@click.option("--seed", type=int, default=0, show_default=True, help="bfcl: the sample's seed.")
+def import_(fmt: str, path: Path, out: Path, submitter: str | None, sample: int | None,
+            seed: int) -> None:
+    """Convert another tool's output into epbench results; `bfcl` converts BFCL's data (the
+    bfcl-eval wheel or its data folder) into agentic workloads instead."""
+    if fmt == "bfcl":
+        from generator.importers.bfcl import import_bfcl
+
+        for written in import_bfcl(path, out, sample=sample, seed=seed):
+            click.echo(str(written))
+        return
     from generator.importers import import_results
 
     for written in import_results(fmt, path, out, submitter=submitter):

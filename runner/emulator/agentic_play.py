@@ -48,7 +48,12 @@ class AgenticPlayer:
             except (KeyError, TypeError, ValueError):
                 continue
             for task in wl.tasks:
-                self._tasks.setdefault((wl.tool_names(), task.conversation[0]), (wl, task))
+                seen = wl.for_task(task)
+                first = next(
+                    (m["content"] for m in task.history if m["role"] == "user"),
+                    task.conversation[0],
+                )
+                self._tasks.setdefault((seen.tool_names(), first), (seen, task))
 
     def find(self, body: dict[str, Any]) -> tuple[Workload, Task] | None:
         names = frozenset(
@@ -75,9 +80,9 @@ class AgenticPlayer:
         if found is None:
             return None
         wl, task = found
-        ptr, done = _position(
-            task, [m for m in request_body.get("messages") or [] if isinstance(m, dict)]
-        )
+        messages = [m for m in request_body.get("messages") or [] if isinstance(m, dict)]
+        skip = len(task.history) + (1 if wl.system_prompt else 0)  # before the first turn
+        ptr, done = _position(task, messages[skip:])
         if ptr >= len(task.reference):
             return _reply_script(_next_reply(task, len(task.reference) - 1))
         step = task.reference[ptr]
