@@ -180,7 +180,8 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
             if arg not in schemas.get(name, {}):  # BFCL refuses any undeclared argument
                 if "" not in options:
                     raise Unsolvable(f"{original}'s {arg!r} is expected but not declared")
-                arguments[arg], _ = [], optional.append(arg)
+                arguments[arg] = []
+                optional.append(arg)
                 continue
             values, may_omit = _accepted(list(options), schemas[name][arg])
             arguments[arg] = values
