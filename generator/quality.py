@@ -59,8 +59,11 @@ def text(gate: QualityGate) -> str:
     )
 
 
-def apply_gate(agentic: pd.DataFrame, runs: pd.DataFrame) -> None:
-    """Fill the quality columns of both tables in place and unrank endpoints below."""
+def apply_gate(
+    agentic: pd.DataFrame, runs: pd.DataFrame, points: pd.DataFrame | None = None
+) -> None:
+    """Fill the quality columns of `agentic` and `runs` in place; every row (runs, agentic,
+    points) of an endpoint below the reference becomes unrankable, with the reason."""
     for column in AGENTIC_QUALITY_COLUMNS:
         agentic[column] = None
     for column in RUN_QUALITY_COLUMNS:
@@ -100,8 +103,10 @@ def apply_gate(agentic: pd.DataFrame, runs: pd.DataFrame) -> None:
             endpoint = str(row["endpoint_id"])
             if endpoint not in worst or gate.p_value < worst[endpoint].p_value:
                 worst[endpoint] = gate
-    if "unranked_reasons" not in runs.columns:
-        runs["unranked_reasons"] = [[] for _ in range(len(runs))]
+    below = {endpoint for endpoint, gate in worst.items() if gate.below}
+    for frame in (runs, agentic, points):
+        if frame is not None:
+            _unrank(frame, below)
     categories = _bfcl_by_endpoint(agentic)
     for index in runs.index:
         endpoint = str(runs.at[index, "endpoint_id"])
@@ -113,11 +118,19 @@ def apply_gate(agentic: pd.DataFrame, runs: pd.DataFrame) -> None:
         gate = own.get(str(runs.at[index, "run_id"]), worst_gate)
         runs.at[index, "quality"] = text(gate)
         runs.at[index, "quality_below"] = gate.below
-        if worst_gate.below:
-            runs.at[index, "rankable"] = False
-            reasons = list(runs.at[index, "unranked_reasons"] or [])
-            if REASON not in reasons:
-                runs.at[index, "unranked_reasons"] = [*reasons, REASON]
+
+
+def _unrank(frame: pd.DataFrame, endpoints: set[str]) -> None:
+    """Rows of these endpoints: rankable false, the gate's reason in unranked_reasons."""
+    if "unranked_reasons" not in frame.columns:
+        frame["unranked_reasons"] = [[] for _ in range(len(frame))]
+    for index in frame.index:
+        if str(frame.at[index, "endpoint_id"]) not in endpoints:
+            continue
+        frame.at[index, "rankable"] = False
+        reasons = list(frame.at[index, "unranked_reasons"] or [])
+        if REASON not in reasons:
+            frame.at[index, "unranked_reasons"] = [*reasons, REASON]
 
 
 def _bfcl_by_endpoint(agentic: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:

@@ -398,12 +398,13 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
             builder.agentic += rows.agentic
     agentic = pd.DataFrame(builder.agentic, columns=AGENTIC_COLUMNS)
     runs = pd.DataFrame(builder.runs, columns=RUN_COLUMNS)
-    quality.apply_gate(agentic, runs)
+    points = pd.DataFrame(builder.points, columns=POINT_COLUMNS)
+    quality.apply_gate(agentic, runs, points)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
     return Tables(
         runs=runs,
-        points=pd.DataFrame(builder.points, columns=POINT_COLUMNS),
+        points=points,
         agentic=agentic,
         endpoints=pd.DataFrame(_endpoint_rows(project), columns=ENDPOINT_COLUMNS),
         history=runs[HISTORY_COLUMNS].sort_values(["endpoint_id", "date"], ignore_index=True),
