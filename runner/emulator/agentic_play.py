@@ -2,9 +2,11 @@
 following the task's reference path, with seeded mistakes.
 
 The emulator (`runner.emulator.agentic`) hosts it and streams what `play()` returns with its
-own timing model. A request is matched to its task by the names of its tools and its first user
-message. The player is stateless across requests: it reads where the conversation stands from
-the messages themselves. Reference calls whose tool message is an error about an invalid call
+own timing model. A request is matched to its task by the names of its tools (the task's own,
+when it has them, as imported BFCL tasks do) and its first user message (the first of its
+`history`, if any). The player is stateless across requests: it reads where the conversation
+stands from the messages themselves (after the system prompt and the task's history).
+Reference calls whose tool message is an error about an invalid call
 or a tool fault are made again (repair and recovery); calls answered normally are done.
 
 Seeded rates (the endpoint's `emulator.agentic` block), each counted in `Script.injected`:
