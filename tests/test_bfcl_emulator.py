@@ -121,3 +121,23 @@ def test_bfcl_tasks_all_succeed_without_errors_and_the_gate_catches_wrong_argume
     assert own in page and ref in page
     assert "tool-call quality below the reference" in page
     assert "simple_python" in page  # the BFCL-by-category section, with BFCL's own names
+
+
+def test_a_data_folder_imports_the_same_as_the_wheel(tmp_path: Path):
+    import zipfile
+
+    from generator.importers.bfcl import import_bfcl
+
+    zipfile.ZipFile(FIXTURE).extractall(tmp_path / "unpacked")
+    from_zip = import_bfcl(FIXTURE, tmp_path / "a", categories=("live_parallel",))
+    from_dir = import_bfcl(tmp_path / "unpacked", tmp_path / "b", categories=("live_parallel",))
+    assert from_zip[0].read_text("utf-8") == from_dir[0].read_text("utf-8")
+    assert "version: 2026.3.23" in from_dir[0].read_text("utf-8")
+
+
+def test_a_file_that_is_not_a_wheel_is_one_clear_error(tmp_path: Path):
+    bad = tmp_path / "bfcl.whl"
+    bad.write_text("not a zip", encoding="utf-8")
+    done = CliRunner().invoke(main, ["import", "bfcl", str(bad), "--out", str(tmp_path)])
+    assert done.exit_code == 1
+    assert f"{bad}: not a wheel (zip) file" in done.output
