@@ -298,3 +298,8 @@ def import_bfcl(
         target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
+
+
+def write(path: Path, out: Path, sample: int | None, seed: int) -> list[Path]:
+    """The registry's entry point (`generator.importers.import_workloads`): every category."""
+    return import_bfcl(path, out, sample=sample, seed=seed)
