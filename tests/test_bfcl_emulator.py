@@ -141,3 +141,19 @@ def test_a_file_that_is_not_a_wheel_is_one_clear_error(tmp_path: Path):
     done = CliRunner().invoke(main, ["import", "bfcl", str(bad), "--out", str(tmp_path)])
     assert done.exit_code == 1
     assert f"{bad}: not a wheel (zip) file" in done.output
+
+
+def test_the_shipped_sample_is_what_the_importer_writes_and_validates(tmp_path: Path):
+    from epcore.paths import resolve_workload
+
+    runner = CliRunner()
+    done = runner.invoke(main, ["import", "bfcl", str(FIXTURE), "--out", str(tmp_path),
+                                "--sample", "50", "--seed", "1"])
+    assert done.exit_code == 0, done.output
+    shipped = sorted(SHIPPED.glob("*.yaml"))
+    assert [p.name for p in shipped] == sorted(p.name for p in tmp_path.glob("*.yaml"))
+    for path in shipped:
+        assert path.read_text("utf-8") == (tmp_path / path.name).read_text("utf-8"), path.name
+    checked = runner.invoke(main, ["validate", *map(str, shipped)])
+    assert checked.exit_code == 0, checked.output
+    assert resolve_workload("bfcl-parallel", cwd=ROOT) == SHIPPED / "bfcl-parallel.yaml"
