@@ -104,6 +104,10 @@ def test_bfcl_tasks_all_succeed_without_errors_and_the_gate_catches_wrong_argume
     for doc in degraded:
         assert doc["agentic"]["success_rate"]["value"] < 0.95, doc["workload"]["id"]
         assert doc["agentic"]["calls"]["schema_mismatch"] > 0
+    written = sorted((tmp_path / "runs").glob("*/result.json"))
+    assert len(written) == 2 * len(PLAYED)
+    checked = CliRunner().invoke(main, ["validate", *map(str, written)])
+    assert checked.exit_code == 0 and "0 flagged, 0 rejected" in checked.output, checked.output
     agentic, runs = _rows(clean + degraded)
     quality.apply_gate(agentic, runs)
     below = runs[runs["endpoint_id"] == "degraded"]
