@@ -25,7 +25,7 @@ from generator.checks import (
 )
 from generator.checks.base import CHECKS, Check
 from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
-from generator.checks.layout import check_layout
+from generator.checks.layout import check_layout, results_root
 from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
 
 __all__ = ["CHECKS", "Check", "WorkloadIndex", "check_endpoint", "check_result", "rejected_points"]
@@ -76,7 +76,7 @@ def check_result(
         out += evidence.check_evidence(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
-        if not imported:
+        if not imported and results_root(path) is not None:  # what is submitted, or published
             out += endpoint_identity.check_endpoint_identity(
                 result, endpoint_identity.index_for(index.project), file)
     return out

@@ -5,6 +5,8 @@ matches after a price change).
 
 The endpoint file is `endpoints/<id>.yaml` of the project the result sits in (a pull request
 that adds a result for a new endpoint adds that file too), else the one shipped with epbench.
+The check applies to results inside a results/ tree (what is submitted and published); a run
+folder's result.json was written from whatever endpoint file the run was given.
 Imported results are left to their importer's `source.unmapped`: another tool's output has
 no endpoint file to match.
 """
