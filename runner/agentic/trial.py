@@ -216,7 +216,12 @@ class TrialRun:
                 for c in classified:
                     self.rec.calls[c.cls] += 1
             tokens_in, tokens_out = int(res.input_tokens or 0), int(res.output_tokens or 0)
-            usd = self.ledger.add(this_tag, tokens_in, tokens_out, elapsed_s + backoff)
+            usd = self.ledger.add(
+                this_tag, tokens_in, tokens_out, elapsed_s + backoff,
+                cached_input_tokens=int(getattr(res, "cache_read_tokens", None) or 0),
+                cache_write_tokens=int(getattr(res, "cache_write_tokens", None) or 0),
+                reasoning_tokens=int(getattr(res, "reasoning_tokens", None) or 0),
+            )
             self.rec.requests += 1
             self.rec.input_tokens += tokens_in
             self.rec.output_tokens += tokens_out
@@ -277,6 +282,7 @@ class TrialRun:
                 "tag": tag,
                 "t_send_ns": res.t_send_ns,
                 "t_first_ns": res.t_first_ns,
+                "t_first_answer_ns": getattr(res, "t_first_answer_ns", None),
                 "t_last_ns": res.t_last_ns,
                 "t_done_ns": res.t_done_ns,
                 "t_first_tool_ns": msg.first_tool_ns,
@@ -284,6 +290,9 @@ class TrialRun:
                 "input_tokens": res.input_tokens,
                 "output_tokens": res.output_tokens,
                 "token_source": res.token_source,
+                "reasoning_tokens": getattr(res, "reasoning_tokens", None),
+                "cache_read_tokens": getattr(res, "cache_read_tokens", None),
+                "cache_write_tokens": getattr(res, "cache_write_tokens", None),
                 "status": res.status,
                 "class": res.error_class or "ok",
                 "error": res.error,
