@@ -37,7 +37,7 @@ def replay_server(corpus: Path) -> Iterator[int]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             self.rfile.read(length)
             name = self.path.strip("/").split("/")[0]

@@ -1,0 +1,131 @@
+"""The two native APIs end to end on the real emulator: serving sweeps, the agentic suite,
+reasoning and cache figures, the overloaded class, and each API's own error shape."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from epcore.schema import check_schema
+from runner.entry import run_command
+from tests.emulator_fixture import emulator_endpoint, running_emulator
+
+SUITE = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
+FAST = {"ttft_ms": 2, "tpot_ms": 0.5, "prefill_ms_per_1k_tokens": 2, "jitter": 0,
+        "reasoning_tokens": 4, "prompt_cache": True,
+        "agentic": {"split_arguments": True, "interleave_parallel": True}}
+NATIVE = ("anthropic-messages", "openai-responses")
+
+pytestmark = [pytest.mark.integration]
+
+
+@pytest.fixture(scope="module")
+def emu():
+    with running_emulator(FAST) as emulator:
+        yield emulator
+
+
+def endpoint_file(folder: Path, base_url: str, api: str) -> Path:
+    doc = emulator_endpoint(FAST)
+    doc.pop("emulator")
+    doc.update(base_url=base_url, api=api, id=f"emulator-{api}")
+    path = folder / f"{api}.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def serving_workload(folder: Path) -> Path:
+    doc = {
+        "kind": "serving-workload", "schema_version": 1, "id": "native-sweep", "version": "1.0",
+        "description": "a small sweep with a shared system prompt", "seed": 5,
+        "prompts": {"input_tokens": {"distribution": "fixed", "value": 64}, "max_tokens": 12,
+                    "ignore_eos": True, "system_prompt": "You are a terse assistant. " * 8},
+        "load": {"pattern": "concurrency", "concurrency": [1, 4], "requests_per_point": 8,
+                 "warmup_requests": 1},
+        "timeout_s": 30,
+    }
+    path = folder / "sweep.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def run(folder: Path, endpoint: Path, workload: Path) -> list[dict[str, Any]]:
+    paths = run_command(endpoint=endpoint, workload=workload, out=folder / "runs", resume=None,
+                        quick=True, client_region=None, shard=None, progress=False)
+    docs = [json.loads(Path(p).read_text("utf-8")) for p in paths]
+    for doc, p in zip(docs, paths, strict=True):
+        assert check_schema(doc, "result", str(p)) == []
+    return docs
+
+
+@pytest.mark.parametrize("api", NATIVE)
+def test_a_serving_sweep_on_a_native_api_records_answer_time_reasoning_and_cache(
+    tmp_path: Path, emu: Any, api: str
+) -> None:
+    (result,) = run(tmp_path, endpoint_file(tmp_path, emu.base_url, api), serving_workload(tmp_path))
+    assert result["endpoint"]["api"] == api
+    for point in result["points"]:
+        assert point["requests"]["failed"] == 0
+        completed = point["requests"]["completed"]
+        # 4 reasoning words stream first, then 12 answer tokens: both clocks, apart
+        assert point["ttfa_ms"]["p50"] > point["ttft_ms"]["p50"]
+        assert point["tokens"]["reasoning"] == 4 * completed
+        assert point["tokens"]["output"] == 16 * completed
+        # the system prompt is shared: after the first request it is read from the cache
+        assert point["tokens"]["cached_input"] > 0
+        assert point["tokens"]["source"] == "usage"
+
+
+@pytest.mark.parametrize("api", NATIVE)
+def test_the_agentic_suite_passes_on_a_native_api_with_every_call_valid(
+    tmp_path: Path, emu: Any, api: str
+) -> None:
+    docs = run(tmp_path, endpoint_file(tmp_path, emu.base_url, api), SUITE)
+    assert len(docs) == len(list(SUITE.glob("*.yaml")))
+    calls: Counter[str] = Counter()
+    for doc in docs:
+        a = doc["agentic"]
+        assert a["success_rate"]["value"] == 1.0, (api, doc["workload"]["id"], a["tasks"])
+        assert a["retry_cost"]["repair"]["requests"] == 0
+        assert a["harness_faults"] == []
+        calls.update({k: v for k, v in a["calls"].items() if isinstance(v, int)})
+    assert calls["ok"] > 30 and sum(v for k, v in calls.items() if k != "ok") == 0
+
+
+@pytest.mark.parametrize("api", NATIVE)
+def test_overloaded_faults_mid_stream_are_the_overloaded_class_and_match_the_emulator(
+    tmp_path: Path, api: str
+) -> None:
+    settings = {**FAST, "faults": {"overloaded": 0.3}}
+    with running_emulator(settings) as emulator:
+        load = {"pattern": "concurrency", "concurrency": [4], "requests_per_point": 40,
+                "warmup_requests": 0}
+        workload = serving_workload(tmp_path)
+        doc = yaml.safe_load(workload.read_text())
+        doc["load"] = load
+        workload.write_text(yaml.safe_dump(doc))
+        (result,) = run(tmp_path, endpoint_file(tmp_path, emulator.base_url, api), workload)
+        stats = emulator.stats()
+    errors = result["points"][0]["errors"]
+    assert stats["faults"]["overloaded"] > 0
+    assert errors["overloaded"] == stats["faults"]["overloaded"]
+    assert sum(errors.values()) == errors["overloaded"]
+
+
+def test_each_api_answers_a_bad_request_in_its_own_error_shape(emu: Any) -> None:
+    root = emu.base_url.removesuffix("/v1")
+    messages = httpx.post(root + "/v1/messages", json={"model": "m", "messages": []})
+    assert messages.status_code == 400
+    assert messages.json()["type"] == "error"
+    assert messages.json()["error"]["type"] == "invalid_request_error"
+    responses = httpx.post(root + "/v1/responses", json={"model": "m"})
+    assert responses.status_code == 400 and "input" in responses.json()["error"]["message"]
+    no_max = httpx.post(root + "/v1/messages",
+                        json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
+    assert no_max.status_code == 400 and "max_tokens" in no_max.json()["error"]["message"]
