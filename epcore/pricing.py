@@ -4,7 +4,8 @@
 A price card is the `pricing` block of an endpoint file, pinned into each result at run time:
 either per-token (`input_usd_per_mtok`, `output_usd_per_mtok`, optional
 `cached_input_usd_per_mtok` (cache reads), `cache_write_input_usd_per_mtok` (cache writes) and
-`reasoning_usd_per_mtok` (absent: reasoning is billed as output)) or hourly (`usd_per_hour`, optional `power_kw`).
+`reasoning_usd_per_mtok` (absent: reasoning is billed as output)) or hourly (`usd_per_hour`,
+optional `power_kw`).
 """
 
 from __future__ import annotations

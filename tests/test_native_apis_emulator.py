@@ -68,7 +68,8 @@ def run(folder: Path, endpoint: Path, workload: Path) -> list[dict[str, Any]]:
 def test_a_serving_sweep_on_a_native_api_records_answer_time_reasoning_and_cache(
     tmp_path: Path, emu: Any, api: str
 ) -> None:
-    (result,) = run(tmp_path, endpoint_file(tmp_path, emu.base_url, api), serving_workload(tmp_path))
+    endpoint = endpoint_file(tmp_path, emu.base_url, api)
+    (result,) = run(tmp_path, endpoint, serving_workload(tmp_path))
     assert result["endpoint"]["api"] == api
     for point in result["points"]:
         assert point["requests"]["failed"] == 0
