@@ -71,17 +71,21 @@ GUIDES = [
     ("How to submit", "guides/submit.md"),
     ("Continuous benchmarking", "guides/continuous.md"),
     ("Add an agentic workload", "guides/agentic-workload.md"),
+    ("API: OpenAI chat completions", "guides/api-openai-chat.md"),
+    ("API: OpenAI Responses", "guides/api-openai-responses.md"),
+    ("API: Anthropic Messages", "guides/api-anthropic-messages.md"),
 ]
 
 # Columns of the compact per-page view tables (data/view/<name>.json). Filters need the
 # identity columns; the rest are what tables and charts show.
-_FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "division", "hardware",
+_FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware",
                    "region", "client_region", "workload_id", "date", "submitter",
                    "disclosure_score"]
 VIEW_COLUMNS: dict[str, list[str]] = {
     "runs": [*_FILTER_COLUMNS, "model_version", "engine", "workload_kind", "pattern", "flags",
              "rankable", "quick", "max_system_tps", "tps_per_user_at_max_tps",
-             "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
+             "best_tps_per_user", "ttft_p90_ms_best", "ttfa_p90_ms_best", "reasoning_tokens",
+             "error_rate", "usd_per_mtok_output",
              "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
              "usd_per_mtok_output_today", "success_rate", "pass_hat_1",
              "usd_per_successful_task", "decision_ms_p90"],
@@ -109,7 +113,8 @@ class Column:
 
 
 _IDENT = [Column("endpoint_id", "endpoint", "link"), Column("provider", "provider", "text"),
-          Column("model", "model", "text"), Column("division", "division", "text")]
+          Column("model", "model", "text"), Column("api", "API", "text"),
+          Column("division", "division", "text")]
 
 BOARDS: dict[str, dict[str, Any]] = {
     "serving": {
@@ -130,6 +135,7 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("tps_per_user_at_max_tps", "tps_per_user at max"),
                     Column("best_tps_per_user", "best tps_per_user"),
                     Column("ttft_p90_ms_best", "best TTFT p90 ms"),
+                    Column("ttfa_p90_ms_best", "best answer-token p90 ms"),
                     Column("error_rate", "error rate"),
                     Column("usd_per_mtok_output", "USD/Mtok output"),
                     Column("disclosure_score", "disclosure"),

@@ -274,3 +274,18 @@ def test_reasoning_first_sets_ttft_and_the_answer_sets_time_to_first_answer():
     assert res.t_first_ns == 2_000 and res.t_first_answer_ns == 3_000
     assert res.reasoning_tokens == 8 and res.cache_read_tokens == 2
     assert res.cache_write_tokens is None and res.output_tokens == 9
+
+
+def test_there_is_an_endpoint_template_for_each_api_and_each_one_validates():
+    from pathlib import Path
+
+    from epcore.documents import load_document
+    from epcore.schema import check_schema
+
+    folder = Path(__file__).resolve().parent.parent / "endpoints"
+    apis = set()
+    for path in sorted(folder.glob("*.yaml.example")):
+        doc = load_document(path)
+        assert check_schema(doc, "endpoint", str(path)) == [], path
+        apis.add(doc["api"])
+    assert apis == set(API_NAMES)

@@ -11,6 +11,7 @@
   var FILTERS = [
     { param: 'provider', column: 'provider', label: 'Provider' },
     { param: 'model', column: 'model', label: 'Model' },
+    { param: 'api', column: 'api', label: 'API' },
     { param: 'endpoint', column: 'endpoint_id', label: 'Endpoint' },
     { param: 'division', column: 'division', label: 'Division' },
     { param: 'hardware', column: 'hardware', label: 'Hardware' },
