@@ -4,8 +4,8 @@ Runs a serving sweep and the agentic suite against the emulator (started and sto
 runner on a free loopback port) on OpenAI chat completions, then a serving sweep and one
 agentic workload on each native API (Anthropic Messages, OpenAI Responses: the same emulator
 speaking them, with reasoning and a prompt cache), files the results under a demo submitter,
-validates them and builds the site. Together with `epbench.cli` this is the composition layer: the one place that
-calls both the runner (`workloads`) and the generator.
+validates them and builds the site. Together with `epbench.cli` this is the composition layer:
+the one place that calls both the runner (`workloads`) and the generator.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def _print_agentic(result: dict[str, Any]) -> None:
     calls = agentic["calls"]
     bad = sum(v for k, v in calls.items() if k != "ok")
     click.echo(
-        f"  {result['workload']['id']:<28} {result['endpoint']['api']:<18} success {rate['value']:.0%} "
+        f"  {result['workload']['id']:<28} {result['endpoint']['api']:<18} "
+        f"success {rate['value']:.0%} "
         f"(95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%}, n={rate['n']}), "
         f"calls ok {calls['ok']}, invalid {bad}, "
         f"decision p90 {_fmt(agentic['decision_ms']['p90'])} ms"

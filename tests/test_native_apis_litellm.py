@@ -74,7 +74,8 @@ def test_a_serving_sweep_through_litellm_measures_every_request(
         assert point["tokens"]["output"] > 0 and point["tokens"]["source"] == "usage"
     # the key reached the proxy (it refuses anything else) and no file
     run_dir = tmp_path / "runs"
-    assert all(key not in p.read_text("utf-8", "replace") for p in run_dir.rglob("*") if p.is_file())
+    files = [p for p in run_dir.rglob("*") if p.is_file()]
+    assert files and all(key not in p.read_text("utf-8", "replace") for p in files)
 
 
 @pytest.mark.parametrize(("api", "stream"), [("anthropic-messages", True),
