@@ -65,7 +65,10 @@ def request_cost_usd(
 
 
 def hourly_cost_usd(card: Mapping[str, Any], seconds: float) -> float | None:
-    """USD for `seconds` of an hourly-priced deployment: usd_per_hour * seconds / 3600."""
+    """USD for `seconds` of an hourly-priced deployment; None for a per-token card.
+
+    cost = usd_per_hour * seconds / 3600
+    """
     if not is_hourly(card):
         return None
     return float(card["usd_per_hour"]) * seconds / 3600.0
@@ -80,7 +83,10 @@ def cost_usd(
     cache_write_tokens: int = 0,
     reasoning_tokens: int = 0,
 ) -> float | None:
-    """USD for work that used these tokens over these wall seconds, on either kind of card."""
+    """USD for work that used these tokens over these wall seconds, on either kind of card.
+
+    cost = request_cost_usd(...) on a per-token card, hourly_cost_usd(seconds) on an hourly one
+    """
     if is_per_token(card):
         return request_cost_usd(card, input_tokens, output_tokens, cached_input_tokens,
                                 cache_write_tokens, reasoning_tokens)
