@@ -130,3 +130,20 @@ def test_each_api_answers_a_bad_request_in_its_own_error_shape(emu: Any) -> None
     no_max = httpx.post(root + "/v1/messages",
                         json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
     assert no_max.status_code == 400 and "max_tokens" in no_max.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("api", NATIVE)
+def test_agentic_runs_retry_overloaded_answers_as_transport_and_lose_no_task(
+    tmp_path: Path, api: str
+) -> None:
+    settings = {**FAST, "faults": {"overloaded": 0.3}}
+    with running_emulator(settings) as emulator:
+        (result,) = run(tmp_path, endpoint_file(tmp_path, emulator.base_url, api),
+                        SUITE / "retail-refund.yaml")
+        stats = emulator.stats()
+    agentic = result["agentic"]
+    assert stats["faults"]["overloaded"] > 0
+    assert agentic["success_rate"]["value"] == 1.0, agentic["tasks"]
+    # every overloaded answer was resent, tagged transport, and cost something
+    assert agentic["retry_cost"]["transport"]["requests"] == stats["faults"]["overloaded"]
+    assert agentic["retry_cost"]["transport"]["seconds"] > 0
