@@ -112,10 +112,15 @@ def test_overloaded_faults_mid_stream_are_the_overloaded_class_and_match_the_emu
         doc["load"] = load
         workload.write_text(yaml.safe_dump(doc))
         (result,) = run(tmp_path, endpoint_file(tmp_path, emulator.base_url, api), workload)
-        stats = emulator.stats()
+        server = {r["request_id"]: r for r in emulator.requests()}
+    journal = tmp_path / "runs" / result["run_id"] / "events.jsonl"
+    measured = [json.loads(line) for line in journal.read_text().splitlines()]
+    measured = [r for r in measured if "point" in r and not r.get("warmup")]
+    # the server's own fault draw for each measured request, matched by request id
+    drawn = [server[r["request_id"]]["fault"] for r in measured]
     errors = result["points"][0]["errors"]
-    assert stats["faults"]["overloaded"] > 0
-    assert errors["overloaded"] == stats["faults"]["overloaded"]
+    assert drawn.count("overloaded") > 0
+    assert errors["overloaded"] == drawn.count("overloaded")
     assert sum(errors.values()) == errors["overloaded"]
 
 
