@@ -152,3 +152,28 @@ def test_agentic_runs_retry_overloaded_answers_as_transport_and_lose_no_task(
     # every overloaded answer was resent, tagged transport, and cost something
     assert agentic["retry_cost"]["transport"]["requests"] == stats["faults"]["overloaded"]
     assert agentic["retry_cost"]["transport"]["seconds"] > 0
+
+
+@pytest.mark.parametrize("api", NATIVE)
+def test_every_injected_call_fault_lands_in_its_own_validity_class_on_a_native_api(
+    tmp_path: Path, api: str
+) -> None:
+    rates = {"invalid_json": 0.1, "unknown_tool": 0.1, "wrong_arguments": 0.1,
+             "missing_id": 0.1, "skip_call": 0.1}
+    settings = {**FAST, "agentic": {**FAST["agentic"], **rates}}
+    with running_emulator(settings) as emulator:
+        docs = run(tmp_path, endpoint_file(tmp_path, emulator.base_url, api), SUITE)
+        injected = emulator.stats()["agentic"]
+    calls: Counter[str] = Counter()
+    for doc in docs:
+        calls.update({k: v for k, v in doc["agentic"]["calls"].items() if isinstance(v, int)})
+        # repairs after invalid calls are tagged and costed the same way on every API
+        invalid = sum(doc["agentic"]["calls"][k] for k in ("invalid_json", "unknown_tool",
+                                                          "schema_mismatch"))
+        assert (doc["agentic"]["retry_cost"]["repair"]["requests"] > 0) == (invalid > 0)
+    assert sum(injected.values()) > 0
+    assert calls["invalid_json"] == injected.get("invalid_json", 0)
+    assert calls["unknown_tool"] == injected.get("unknown_tool", 0)
+    assert calls["schema_mismatch"] == injected.get("wrong_arguments", 0)
+    assert calls["missing_id"] == injected.get("missing_id", 0)
+    assert calls["duplicate_id"] == 0 and calls["stream_truncated"] == 0
