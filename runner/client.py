@@ -92,8 +92,10 @@ class EndpointClient:
         max_connections: int,
         transport: httpx.AsyncBaseTransport | None = None,
         api: str | None = None,
+        omit: tuple[str, ...] = (),
     ) -> None:
         self.api: Api = get_api(api)
+        self.omit = frozenset(omit)
         self.url = base_url.rstrip("/") + self.api.path
         base_headers = {
             "content-type": "application/json",
@@ -126,6 +128,8 @@ class EndpointClient:
         """Send one chat-shaped request in the endpoint's API; never raises for what the
         endpoint does (it is classified)."""
         api = self.api
+        if self.omit:
+            body = {k: v for k, v in body.items() if k not in self.omit}
         body = api.build(body)
         content = json.dumps(body, separators=(",", ":")).encode()
         extra = {REQUEST_ID_HEADER: request_id} if request_id else None

@@ -26,6 +26,7 @@ class Endpoint:
     headers: dict[str, str]
     timeout_s: float | None
     api_key: str | None = field(default=None, repr=False)
+    omit: tuple[str, ...] = ()  # request settings the endpoint refuses (`request.omit`)
 
     @property
     def emulator(self) -> dict[str, Any] | None:
@@ -60,4 +61,5 @@ def load_endpoint(path: Path, environ: dict[str, str] | None = None) -> Endpoint
         headers=dict(request.get("headers") or {}),
         timeout_s=request.get("timeout_s"),
         api_key=api_key,
+        omit=tuple(request.get("omit") or ()),
     )

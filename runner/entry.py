@@ -276,7 +276,8 @@ async def _run_context(
 ) -> AsyncIterator[RunContext]:
     """The RunContext of one run, with its one HTTP client, closed when the run ends."""
     client = EndpointClient(
-        base_url, ep.api_key, ep.headers, timeout, connections, api=ep.doc.get("api")
+        base_url, ep.api_key, ep.headers, timeout, connections, api=ep.doc.get("api"),
+        omit=ep.omit,
     )
     try:
         yield RunContext(

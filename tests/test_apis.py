@@ -289,3 +289,18 @@ def test_there_is_an_endpoint_template_for_each_api_and_each_one_validates():
         assert check_schema(doc, "endpoint", str(path)) == [], path
         apis.add(doc["api"])
     assert apis == set(API_NAMES)
+
+
+def test_settings_the_endpoint_refuses_are_left_out_of_every_request():
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"", headers={"content-type": "text/event-stream"})
+
+    client = EndpointClient("http://test/v1", None, None, 5.0, 1, api="openai-responses",
+                            transport=httpx.MockTransport(handler), omit=("temperature",))
+    send(client, {"model": "m", "messages": [{"role": "user", "content": "x"}],
+                  "temperature": 0.0, "top_p": 0.5, "stream": True})
+    sent = json.loads(seen[0].content)
+    assert "temperature" not in sent and sent["top_p"] == 0.5
