@@ -177,3 +177,26 @@ def test_every_injected_call_fault_lands_in_its_own_validity_class_on_a_native_a
     assert calls["schema_mismatch"] == injected.get("wrong_arguments", 0)
     assert calls["missing_id"] == injected.get("missing_id", 0)
     assert calls["duplicate_id"] == 0 and calls["stream_truncated"] == 0
+
+
+@pytest.mark.parametrize("api", NATIVE)
+def test_a_non_streamed_answer_on_a_native_api_is_read_as_one_body(emu: Any, api: str) -> None:
+    import asyncio
+
+    from runner.client import EndpointClient
+
+    async def go() -> Any:
+        client = EndpointClient(emu.base_url, None, None, 30.0, 1, api=api)
+        try:
+            return await client.chat({"model": "emulated-8b", "max_tokens": 5, "stream": False,
+                                      "messages": [{"role": "user", "content": "hello there"}]},
+                                     keep_chunks=True)
+        finally:
+            await client.aclose()
+
+    res = asyncio.run(go())
+    assert res.ok and res.output_tokens == 5 and res.input_tokens == 3
+    assert res.finish_reason == "length"
+    assert res.t_first_ns == res.t_first_answer_ns == res.t_last_ns
+    message = res.chunks[0][1]["choices"][0]["message"]
+    assert len(message["content"].split()) == 5
