@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from epcore.metrics.errors import class_for_status
-from runner.apis import Api, Translator, get_api
+from runner.apis import OPENAI_CHAT_NAME, Api, Translator, get_api
 from runner.sse import SSEDecoder
 from runner.transport import BODY_EXTENSION, WRITE_EXTENSION, LeanTransport
 
@@ -308,7 +308,7 @@ def _digest(
 ) -> None:
     """Parse the stream's events; set times, ITL, usage, finish_reason or a stream_error."""
     parsed, bad = _parse_all(events)
-    translator: Translator | None = None if api.name == "openai-chat" else api.translator()
+    translator: Translator | None = None if api.name == OPENAI_CHAT_NAME else api.translator()
     itl = res.itl_us
     last = 0
     for (t, payload), raw in zip(events, parsed, strict=False):

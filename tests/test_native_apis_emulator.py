@@ -147,10 +147,14 @@ def test_agentic_runs_retry_overloaded_answers_as_transport_and_lose_no_task(
                         SUITE / "retail-refund.yaml")
         stats = emulator.stats()
     agentic = result["agentic"]
-    assert stats["faults"]["overloaded"] > 0
+    journal = tmp_path / "runs" / result["run_id"] / "events.jsonl"
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    overloaded = [r for r in lines if r.get("type") == "request" and r["class"] == "overloaded"]
+    # the server drew them (a preflight may have drawn more, outside the journal)
+    assert 0 < len(overloaded) <= stats["faults"]["overloaded"]
     assert agentic["success_rate"]["value"] == 1.0, agentic["tasks"]
     # every overloaded answer was resent, tagged transport, and cost something
-    assert agentic["retry_cost"]["transport"]["requests"] == stats["faults"]["overloaded"]
+    assert agentic["retry_cost"]["transport"]["requests"] == len(overloaded)
     assert agentic["retry_cost"]["transport"]["seconds"] > 0
 
 

@@ -19,6 +19,7 @@ APIS: dict[str, Api] = {
     api.name: api for api in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES)
 }
 API_NAMES: tuple[str, ...] = tuple(APIS)
+OPENAI_CHAT_NAME = OPENAI_CHAT.name
 
 
 def get_api(name: str | None) -> Api:
@@ -29,4 +30,4 @@ def get_api(name: str | None) -> Api:
     return api
 
 
-__all__ = ["APIS", "API_NAMES", "Api", "Translator", "get_api"]
+__all__ = ["APIS", "API_NAMES", "OPENAI_CHAT_NAME", "Api", "Translator", "get_api"]
