@@ -19,7 +19,6 @@ import platform
 import secrets
 import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Coroutine, Iterator
@@ -30,6 +29,7 @@ from urllib.parse import urlsplit
 
 from epcore import HARNESS_NAME, __version__
 from epcore.errors import InputError, RunError
+from epcore.git import GitError, run_git
 from epcore.paths import checkout_root, project_dir
 from runner.client import EndpointClient
 from runner.context import RunContext
@@ -217,7 +217,7 @@ def _run_serving(
         connections = max((p.concurrency or 1 for p in selected), default=1)
     timeout = float(ep.timeout_s or workload.timeout_s)
     try:
-        with Journal(run_dir / JOURNAL_FILE) as journal:
+        with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
             run_async(
                 _serve(
                     ep,
@@ -354,13 +354,10 @@ def harness_info() -> dict[str, Any]:
     sha = None
     root = checkout_root()
     if root is not None and (root / ".git").exists():
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            done = subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
-            )
-            value = done.stdout.strip()
-            if done.returncode == 0 and len(value) in (40, 64):
-                sha = value[:40]
+        with contextlib.suppress(GitError):
+            value = run_git(root, "rev-parse", "HEAD", timeout=5).decode("ascii", "replace")
+            if len(value.strip()) in (40, 64):
+                sha = value.strip()[:40]
     return {"name": HARNESS_NAME, "version": __version__, "git_sha": sha}
 
 
@@ -453,7 +450,7 @@ def _run_agentic(
             section: dict[str, Any] = await run_agentic(ctx, doc, path)
             return section
 
-    with Journal(run_dir / JOURNAL_FILE) as journal:
+    with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
         agentic = run_async(go(journal))
     result = {
         "kind": "result",

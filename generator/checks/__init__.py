@@ -13,6 +13,7 @@ from typing import Any
 from epcore.findings import Finding
 from generator.checks import agentic, dates, derived, distributions, division, pareto, secrets
 from generator.checks.base import CHECKS, Check
+from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from generator.checks.layout import check_layout
 from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
 
@@ -56,6 +57,8 @@ def check_result(
     out += division.check_division(result["endpoint"], file, "/endpoint")
     out += division.check_ranking(result, file)
     out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
+    out += secrets.check_header_values(result, file)
+    out += check_identity(result, file, RESULT_FIELDS)
     out += check_layout(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
@@ -64,7 +67,8 @@ def check_result(
 
 def check_endpoint(endpoint: dict[str, Any], file: str) -> list[Finding]:
     """Semantic checks of a schema-valid endpoint file."""
-    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file)]
+    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file),
+            *check_identity(endpoint, file, ENDPOINT_FIELDS)]
 
 
 def rejected_points(findings: list[Finding]) -> set[int]:
