@@ -65,6 +65,7 @@ AGENTIC_COLUMNS = [
     "usd_per_task", "usd_per_successful_task", "retry_spend_share",
     "excess_tokens_over_reference",
     "usd_per_successful_task_today",
+    "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
 ]
 ENDPOINT_COLUMNS = [
     "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
@@ -336,6 +337,9 @@ class _Builder:
             "usd_per_successful_task": spend.usd_per_successful_task,
             "retry_spend_share": spend.retry_spend_share,
             "excess_tokens_over_reference": block.get("excess_tokens_over_reference"),
+            "reasoning_tokens": tokens.get("reasoning"),
+            "cache_read_tokens": tokens.get("cached_input"),
+            "cache_write_tokens": tokens.get("cache_write"),
             "usd_per_successful_task_today": (
                 spend_today.usd_per_successful_task if spend_today else None
             ),

@@ -18,7 +18,8 @@ ADDED = {
              "cache_read_tokens": None, "cache_write_tokens": None},
     "points": {"api": "openai-chat", "ttfa_ms_p50": None, "ttfa_ms_p90": None,
                "reasoning_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None},
-    "agentic": {"api": "openai-chat"},
+    "agentic": {"api": "openai-chat", "reasoning_tokens": None, "cache_read_tokens": None,
+                "cache_write_tokens": None},
 }
 ADDED_ERROR_CLASSES = {"overloaded"}
 

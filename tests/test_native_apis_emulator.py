@@ -85,9 +85,10 @@ def test_a_serving_sweep_on_a_native_api_records_answer_time_reasoning_and_cache
 
 @pytest.mark.parametrize("api", NATIVE)
 def test_the_agentic_suite_passes_on_a_native_api_with_every_call_valid(
-    tmp_path: Path, emu: Any, api: str
+    tmp_path: Path, api: str
 ) -> None:
-    docs = run(tmp_path, endpoint_file(tmp_path, emu.base_url, api), SUITE)
+    with running_emulator(FAST) as emulator:  # its own: a fresh prompt cache
+        docs = run(tmp_path, endpoint_file(tmp_path, emulator.base_url, api), SUITE)
     assert len(docs) == len(list(SUITE.glob("*.yaml")))
     calls: Counter[str] = Counter()
     for doc in docs:
@@ -97,6 +98,11 @@ def test_the_agentic_suite_passes_on_a_native_api_with_every_call_valid(
         assert a["harness_faults"] == []
         calls.update({k: v for k, v in a["calls"].items() if isinstance(v, int)})
     assert calls["ok"] > 30 and sum(v for k, v in calls.items() if k != "ok") == 0
+    # the shared system prompts come back from the prompt cache, and the cache figures reach
+    # the result (Anthropic also reports the writes)
+    assert sum(doc["agentic"]["tokens"].get("cached_input", 0) for doc in docs) > 0
+    writes = sum(doc["agentic"]["tokens"].get("cache_write", 0) for doc in docs)
+    assert (writes > 0) == (api == "anthropic-messages")
 
 
 @pytest.mark.parametrize("api", NATIVE)

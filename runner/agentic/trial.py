@@ -49,6 +49,8 @@ class TrialRecord:
     wall_ms: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # cached_input / cache_write / reasoning, summed over the requests whose usage reported them
+    token_detail: dict[str, int] = field(default_factory=dict)
     usd: float | None = 0.0
     calls: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CLASSES})
     correct_calls: int = 0
@@ -81,6 +83,18 @@ class TrialRecord:
             "output_tokens": self.output_tokens,
             "usd": self.usd,
         }
+
+
+TOKEN_DETAIL = (("cached_input", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
+                ("reasoning", "reasoning_tokens"))
+
+
+def add_token_detail(into: dict[str, int], res: Any) -> None:
+    """Add a response's cache and reasoning counts, where its usage reported them."""
+    for key, attr in TOKEN_DETAIL:
+        value = getattr(res, attr, None)
+        if isinstance(value, int):
+            into[key] = into.get(key, 0) + value
 
 
 class TrialRun:
@@ -225,6 +239,7 @@ class TrialRun:
             self.rec.requests += 1
             self.rec.input_tokens += tokens_in
             self.rec.output_tokens += tokens_out
+            add_token_detail(self.rec.token_detail, res)
             if this_tag == "productive" and not failed:
                 self.productive_tokens.append(tokens_in + tokens_out)
             self._journal_request(res, msg, classified, this_tag, attempt, backoff, usd, failed)
