@@ -14,7 +14,7 @@ from generator.columns import Column
 # identity columns; the rest are what tables and charts show.
 _FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware",
                    "region", "client_region", "workload_id", "date", "submitter",
-                   "disclosure_score", "api"]  # api: present once the tables carry it
+                   "disclosure_score"]
 VIEW_COLUMNS: dict[str, list[str]] = {
     "runs": [*_FILTER_COLUMNS, "model_version", "engine", "workload_kind", "pattern", "flags",
              "rankable", "unranked_reasons", "quick", "max_system_tps", "tps_per_user_at_max_tps",
