@@ -129,6 +129,9 @@ def summarize_point(
         itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)], seed=base + 3),
         e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
     )
+    ttfa = _values(ok, latency.ttfa_ms)
+    if ttfa:
+        out["ttfa_ms"] = summarize(ttfa, seed=base + 8)
     if point.rate is not None:
         out["schedule_delay_ms"] = summarize(
             _values(measured, latency.schedule_delay_ms), seed=base + 5
@@ -140,13 +143,21 @@ def summarize_point(
             _values(ok, latency.e2e_from_scheduled_ms), seed=base + 7
         )
     tps_user = throughput.tps_per_user(tpot["p90"])
+    tokens: dict[str, Any] = {
+        "input": sum(r.get("input_tokens") or 0 for r in measured),
+        "output": output,
+        "output_in_window": in_window,
+        "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
+    }
+    # Reported by the endpoint's usage only; absent (not 0) when no request reported them.
+    for key, field in (("cached_input", "cache_read_tokens"),
+                       ("cache_write", "cache_write_tokens"),
+                       ("reasoning", "reasoning_tokens")):
+        values = [r[field] for r in measured if isinstance(r.get(field), int)]
+        if values:
+            tokens[key] = sum(values)
     out.update(
-        tokens={
-            "input": sum(r.get("input_tokens") or 0 for r in measured),
-            "output": output,
-            "output_in_window": in_window,
-            "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
-        },
+        tokens=tokens,
         system_tps=round(throughput.system_tps(in_window, window_s), _DIGITS),
         tps_per_user=None if tps_user is None else round(tps_user, _DIGITS),
         goodput_rps=round(throughput.goodput_rps(measured, slo, window_s), _DIGITS),

@@ -36,6 +36,8 @@ class TrialRecord:
     wall_ms: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # cached_input / cache_write / reasoning, summed over the requests whose usage reported them
+    token_detail: dict[str, int] = field(default_factory=dict)
     usd: float | None = 0.0
     calls: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CLASSES})
     correct_calls: int = 0

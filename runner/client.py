@@ -8,12 +8,17 @@ stamps its own events with):
 - `t_first_ns`  arrival of the read carrying the first content-bearing event: a choice whose
                 `delta` has non-empty `content`, `reasoning_content` or `reasoning`, or any
                 `tool_calls` (role-only and empty chunks do not count);
+- `t_first_answer_ns`  the same for the first answer token (`content` or `tool_calls`, not
+                reasoning), so reasoning models show both;
 - `t_last_ns`   arrival of the read carrying the last content-bearing event (a trailing
                 usage-only chunk does not extend it);
 - `t_done_ns`   when the response is finished (after `[DONE]`, or the error).
 
 The clock is read once per network read, before any decoding, so parsing cost never shifts a
 timestamp. Failed requests get exactly one class from `epcore.metrics.errors`.
+
+The endpoint's wire API (`runner.apis`) builds the request body and translates each parsed
+event into neutral (chat-chunk-shaped) events; everything below reads only those.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 import httpx
 
 from epcore.metrics.errors import class_for_status
+from runner.apis import OPENAI_CHAT_NAME, Api, Translator, get_api
 from runner.sse import SSEDecoder
 from runner.transport import BODY_EXTENSION, WRITE_EXTENSION, LeanTransport
 
@@ -45,11 +51,15 @@ class ChatResponse:
     status: int | None = None
     t_send_ns: int = 0
     t_first_ns: int | None = None
+    t_first_answer_ns: int | None = None
     t_last_ns: int | None = None
     t_done_ns: int = 0
     output_tokens: int | None = None
     input_tokens: int | None = None
     token_source: str | None = None  # "usage" | "chunks" | None (nothing to count)
+    reasoning_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     usage: dict[str, Any] | None = None
     error_class: str | None = None
     error: str | None = None
@@ -66,10 +76,11 @@ class ChatResponse:
 
 
 class EndpointClient:
-    """Chat completions against one OpenAI-compatible base URL (ending in /v1).
+    """Requests against one base URL (ending in /v1) in the endpoint's wire API.
 
     `transport` is the seam for tests (httpx.MockTransport) and for other transports.
-    The API key goes into the Authorization header and nowhere else.
+    The API key goes into the API's auth header (`authorization` or `x-api-key`) and nowhere
+    else.
     """
 
     def __init__(
@@ -80,16 +91,19 @@ class EndpointClient:
         timeout_s: float,
         max_connections: int,
         transport: httpx.AsyncBaseTransport | None = None,
+        api: str | None = None,
+        omit: tuple[str, ...] = (),
     ) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.api: Api = get_api(api)
+        self.omit = frozenset(omit)
+        self.url = base_url.rstrip("/") + self.api.path
         base_headers = {
             "content-type": "application/json",
             "accept": "text/event-stream, application/json",
             "accept-encoding": "identity",
         }
         base_headers.update(headers or {})
-        if api_key:
-            base_headers["authorization"] = f"Bearer {api_key}"
+        base_headers.update(self.api.auth_headers(api_key))
         limits = httpx.Limits(
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
@@ -111,11 +125,12 @@ class EndpointClient:
     async def chat(
         self, body: dict[str, Any], keep_chunks: bool = False, request_id: str | None = None
     ) -> ChatResponse:
-        """Send one request; never raises for what the endpoint does (it is classified)."""
-        if body.get("stream"):
-            options = body.get("stream_options") or {}
-            if not options.get("include_usage"):
-                body = {**body, "stream_options": {**options, "include_usage": True}}
+        """Send one chat-shaped request in the endpoint's API; never raises for what the
+        endpoint does (it is classified)."""
+        api = self.api
+        if self.omit:
+            body = {k: v for k, v in body.items() if k not in self.omit}
+        body = api.build(body)
         content = json.dumps(body, separators=(",", ":")).encode()
         extra = {REQUEST_ID_HEADER: request_id} if request_id else None
         res = ChatResponse()
@@ -136,9 +151,9 @@ class EndpointClient:
         try:
             cls = class_for_status(response.status_code)
             if cls is not None:
-                await _read_error(response, res, cls)
+                await _read_error(response, res, cls, api)
             elif response.headers.get("content-type", "").startswith("application/json"):
-                await _read_json(response, res, keep_chunks)
+                await _read_json(response, res, keep_chunks, api)
             else:
                 streamed = True
                 await _read_stream(response, res, events)
@@ -151,7 +166,7 @@ class EndpointClient:
             await response.aclose()
         t_end = _clock()
         if streamed and res.error_class is None:
-            _digest(res, events, keep_chunks)
+            _digest(res, events, keep_chunks, api)
             _finish(res, cut)
             res.t_done_ns = t_end
         elif cut is not None and res.error_class is None:
@@ -168,12 +183,14 @@ def _fail(res: ChatResponse, cls: str, message: str) -> ChatResponse:
     return res
 
 
-async def _read_error(response: httpx.Response, res: ChatResponse, cls: str) -> None:
+async def _read_error(response: httpx.Response, res: ChatResponse, cls: str, api: Api) -> None:
     data = b""
     async for chunk in response.aiter_bytes():
         data += chunk
         if len(data) >= _MAX_ERROR_BODY:
             break
+    if any(kind.encode() in data for kind in api.overloaded_types):
+        cls = "overloaded"  # e.g. Anthropic's 529 (or 500) with an overloaded_error body
     res.retry_after_s = parse_retry_after(response.headers.get("retry-after"))
     text = data[:200].decode("utf-8", "replace").strip()
     _fail(
@@ -181,7 +198,9 @@ async def _read_error(response: httpx.Response, res: ChatResponse, cls: str) -> 
     )
 
 
-async def _read_json(response: httpx.Response, res: ChatResponse, keep_chunks: bool) -> None:
+async def _read_json(
+    response: httpx.Response, res: ChatResponse, keep_chunks: bool, api: Api
+) -> None:
     """A non-streamed answer: first and last content time are when the body finished."""
     data = await response.aread()
     t = _clock()
@@ -190,13 +209,15 @@ async def _read_json(response: httpx.Response, res: ChatResponse, keep_chunks: b
     except ValueError:
         _fail(res, "stream_error", "the JSON body is malformed")
         return
+    if isinstance(obj, dict):
+        obj = api.whole(obj)
     if keep_chunks:
         res.chunks.append((t, obj))
     if not isinstance(obj, dict):
         _fail(res, "stream_error", "the JSON body is not an object")
         return
     if obj.get("error"):
-        _fail(res, "stream_error", f"error in the body: {str(obj['error'])[:150]}")
+        _fail(res, _error_class(obj, api), f"error in the body: {str(obj['error'])[:150]}")
         return
     res.usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else None
     has_content = False
@@ -213,6 +234,7 @@ async def _read_json(response: httpx.Response, res: ChatResponse, keep_chunks: b
             res.finish_reason = choice["finish_reason"]
     if has_content:
         res.t_first_ns = res.t_last_ns = t
+        res.t_first_answer_ns = t
         res.content_events = 1
     res.done = True
     _finish(res, cut=None)
@@ -281,53 +303,69 @@ def _parse_all(events: list[tuple[int, str]]) -> tuple[list[Any], int | None]:
     return out, None  # a payload holding two values ("1,2") parses alone: fine
 
 
-def _digest(res: ChatResponse, events: list[tuple[int, str]], keep_chunks: bool) -> None:
+def _digest(
+    res: ChatResponse, events: list[tuple[int, str]], keep_chunks: bool, api: Api
+) -> None:
     """Parse the stream's events; set times, ITL, usage, finish_reason or a stream_error."""
     parsed, bad = _parse_all(events)
+    translator: Translator | None = None if api.name == OPENAI_CHAT_NAME else api.translator()
     itl = res.itl_us
     last = 0
-    for (t, payload), obj in zip(events, parsed, strict=False):
+    for (t, payload), raw in zip(events, parsed, strict=False):
         try:
-            bearing = _content_bearing(obj, res)
-        except (TypeError, AttributeError):
+            neutral = [raw] if translator is None else translator.event(raw)
+            for obj in neutral:
+                bearing = _content_bearing(obj, res)
+                if bearing is None:
+                    msg = f"error event: {str(obj.get('error'))[:150]}"
+                    _fail(res, _error_class(obj, api), msg)
+                    return
+                if keep_chunks:
+                    res.chunks.append((t, obj))
+                if bearing:
+                    if last:
+                        # Stamps converted from the kernel's clock can jitter by microseconds
+                        # between reads; events of one response never go back in time.
+                        t = max(t, last)
+                        itl.append((t - last) // 1000)
+                    else:
+                        res.t_first_ns = t
+                    if bearing == 2 and res.t_first_answer_ns is None:
+                        res.t_first_answer_ns = t
+                    last = res.t_last_ns = t
+                    res.content_events += 1
+        except (TypeError, AttributeError, ValueError):
             _fail(res, "stream_error", f"malformed SSE data: {payload[:80]!r}")
             return
-        if bearing is None:
-            _fail(res, "stream_error", f"error event: {str(obj.get('error'))[:150]}")
-            return
-        if keep_chunks:
-            res.chunks.append((t, obj))
-        if bearing:
-            if last:
-                # Stamps converted from the kernel's clock can jitter by microseconds between
-                # reads; events of one response never go back in time.
-                t = max(t, last)
-                itl.append((t - last) // 1000)
-            else:
-                res.t_first_ns = t
-            last = res.t_last_ns = t
-            res.content_events += 1
     if bad is not None:
         _fail(res, "stream_error", f"malformed SSE data: {events[bad][1][:80]!r}")
 
 
-def _content_bearing(obj: Any, res: ChatResponse) -> bool | None:
-    """True if a parsed chunk carries content; None for an error event. Notes usage/finish."""
+def _error_class(obj: Any, api: Api) -> str:
+    """`overloaded` for an error event the API uses for "busy", else `stream_error`."""
+    error = obj.get("error")
+    kind = error.get("type") or error.get("code") if isinstance(error, dict) else None
+    return "overloaded" if kind in api.overloaded_types else "stream_error"
+
+
+def _content_bearing(obj: Any, res: ChatResponse) -> int | None:
+    """2 if a neutral event carries answer content (text or tool calls), 1 if reasoning only,
+    0 if nothing; None for an error event. Notes usage, finish reason and the end."""
     if obj.get("error"):
         return None
     usage = obj.get("usage")
     if usage:
         res.usage = usage
-    bearing = False
+    if obj.get("done") is True:
+        res.done = True
+    bearing = 0
     for choice in obj.get("choices") or ():
         delta = choice.get("delta")
-        if delta and (
-            delta.get("content")
-            or delta.get("reasoning_content")
-            or delta.get("reasoning")
-            or delta.get("tool_calls")
-        ):
-            bearing = True
+        if delta:
+            if delta.get("content") or delta.get("tool_calls"):
+                bearing = 2
+            elif bearing == 0 and (delta.get("reasoning_content") or delta.get("reasoning")):
+                bearing = 1
         reason = choice.get("finish_reason")
         if reason:
             res.finish_reason = reason
@@ -345,6 +383,13 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         if isinstance(usage.get("completion_tokens"), int):
             res.output_tokens = usage["completion_tokens"]
             res.token_source = "usage"
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict):
+            res.cache_read_tokens = _count(details.get("cached_tokens"))
+            res.cache_write_tokens = _count(details.get("cache_write_tokens"))
+        details = usage.get("completion_tokens_details")
+        if isinstance(details, dict):
+            res.reasoning_tokens = _count(details.get("reasoning_tokens"))
     if res.output_tokens is None and res.content_events:
         res.output_tokens = res.content_events
         res.token_source = "chunks"
@@ -356,6 +401,10 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         _fail(res, "empty", "no content-bearing event")
     else:
         res.t_done_ns = _clock()
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -290,7 +290,10 @@ async def _run_context(
     connections: int,
 ) -> AsyncIterator[RunContext]:
     """The RunContext of one run, with its one HTTP client, closed when the run ends."""
-    client = EndpointClient(base_url, ep.api_key, ep.headers, timeout, connections)
+    client = EndpointClient(
+        base_url, ep.api_key, ep.headers, timeout, connections, api=ep.doc.get("api"),
+        omit=ep.omit,
+    )
     try:
         yield RunContext(
             run_id=run_id, run_dir=run_dir, endpoint=ep.doc, base_url=base_url, client=client,

@@ -35,7 +35,7 @@ _OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop c
 def request_body(
     workload: ServingWorkload, endpoint: dict[str, Any], req: PlannedRequest
 ) -> dict[str, Any]:
-    """The chat-completions body for one planned request."""
+    """The chat-shaped body for one planned request (the endpoint's API translates it)."""
     model = endpoint.get("model") or {}
     body: dict[str, Any] = {
         "model": model.get("name", "default"),
@@ -71,11 +71,15 @@ def make_record(
         "t_scheduled_ns": t_scheduled_ns,
         "t_send_ns": res.t_send_ns,
         "t_first_ns": res.t_first_ns,
+        "t_first_answer_ns": res.t_first_answer_ns,
         "t_last_ns": res.t_last_ns,
         "t_done_ns": res.t_done_ns,
         "input_tokens": res.input_tokens if res.input_tokens is not None else req.input_tokens,
         "output_tokens": res.output_tokens,
         "token_source": res.token_source,
+        "reasoning_tokens": res.reasoning_tokens,
+        "cache_read_tokens": res.cache_read_tokens,
+        "cache_write_tokens": res.cache_write_tokens,
         "status": res.status,
         "class": res.error_class or "ok",
         "error": res.error,

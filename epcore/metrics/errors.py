@@ -2,6 +2,8 @@
 
     class         when
     rate_limited  HTTP 429
+    overloaded    the server said it is overloaded: HTTP 529, or an `overloaded_error` (Anthropic)
+                  or `server_is_overloaded` (OpenAI) error, as a status body or mid-stream
     http_4xx      any other 4xx status
     http_5xx      any 5xx status
     timeout       no byte for the client timeout (connect, pool, read or write)
@@ -22,6 +24,7 @@ from typing import Any
 OK = "ok"
 ERROR_CLASSES: tuple[str, ...] = (
     "rate_limited",
+    "overloaded",
     "http_4xx",
     "http_5xx",
     "timeout",
@@ -31,13 +34,17 @@ ERROR_CLASSES: tuple[str, ...] = (
     "empty",
 )
 # Classes worth retrying when a workload opts in: the endpoint was busy or unreachable.
-TRANSPORT_CLASSES: frozenset[str] = frozenset({"rate_limited", "http_5xx", "timeout", "connection"})
+TRANSPORT_CLASSES: frozenset[str] = frozenset(
+    {"rate_limited", "overloaded", "http_5xx", "timeout", "connection"}
+)
 
 
 def class_for_status(status: int) -> str | None:
     """The error class of an HTTP status, or None for a success status."""
     if status == 429:
         return "rate_limited"
+    if status == 529:
+        return "overloaded"
     if 400 <= status < 500:
         return "http_4xx"
     if status >= 500:

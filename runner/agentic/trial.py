@@ -36,6 +36,18 @@ class JournalLike(Protocol):
     def append(self, record: dict[str, Any]) -> None: ...
 
 
+TOKEN_DETAIL = (("cached_input", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
+                ("reasoning", "reasoning_tokens"))
+
+
+def add_token_detail(into: dict[str, int], res: Any) -> None:
+    """Add a response's cache and reasoning counts, where its usage reported them."""
+    for key, attr in TOKEN_DETAIL:
+        value = getattr(res, attr, None)
+        if isinstance(value, int):
+            into[key] = into.get(key, 0) + value
+
+
 class TrialRun:
     """Runs one trial; `await run()` returns its record."""
 
@@ -175,10 +187,16 @@ class TrialRun:
                 for c in classified:
                     self.rec.calls[c.cls] += 1
             tokens_in, tokens_out = int(res.input_tokens or 0), int(res.output_tokens or 0)
-            usd = self.ledger.add(this_tag, tokens_in, tokens_out, elapsed_s + backoff)
+            usd = self.ledger.add(
+                this_tag, tokens_in, tokens_out, elapsed_s + backoff,
+                cached_input_tokens=int(getattr(res, "cache_read_tokens", None) or 0),
+                cache_write_tokens=int(getattr(res, "cache_write_tokens", None) or 0),
+                reasoning_tokens=int(getattr(res, "reasoning_tokens", None) or 0),
+            )
             self.rec.requests += 1
             self.rec.input_tokens += tokens_in
             self.rec.output_tokens += tokens_out
+            add_token_detail(self.rec.token_detail, res)
             if this_tag == "productive" and not failed:
                 self.productive_tokens.append(tokens_in + tokens_out)
             self._journal_request(res, msg, classified, this_tag, attempt, backoff, usd, failed)
@@ -236,6 +254,7 @@ class TrialRun:
                 "tag": tag,
                 "t_send_ns": res.t_send_ns,
                 "t_first_ns": res.t_first_ns,
+                "t_first_answer_ns": getattr(res, "t_first_answer_ns", None),
                 "t_last_ns": res.t_last_ns,
                 "t_done_ns": res.t_done_ns,
                 "t_first_tool_ns": msg.first_tool_ns,
@@ -243,6 +262,9 @@ class TrialRun:
                 "input_tokens": res.input_tokens,
                 "output_tokens": res.output_tokens,
                 "token_source": res.token_source,
+                "reasoning_tokens": getattr(res, "reasoning_tokens", None),
+                "cache_read_tokens": getattr(res, "cache_read_tokens", None),
+                "cache_write_tokens": getattr(res, "cache_write_tokens", None),
                 "status": res.status,
                 "class": res.error_class or "ok",
                 "error": res.error,
