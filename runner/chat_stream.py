@@ -1,0 +1,166 @@
+"""A chat-completions answer folded into a `ChatResponse` as it arrives: times, usage, finish.
+
+Only what the metrics need is kept: the first and last content-bearing arrival, the gaps
+between content-bearing events (ITL), usage, the finish reason and the count of
+content-bearing events. Payloads wait in a small batch (at most `BATCH` events) and are parsed
+with one `json.loads` per batch (`"[" + ",".join(batch) + "]"`): one call per event costs
+more than its parse, and a batch bounds memory whatever the stream's length. An agentic run
+asks to keep the parsed events (`keep_chunks`) to assemble its message; those are capped at
+`max_message_bytes` of payload.
+
+A content-bearing event is a choice whose `delta` has non-empty `content`,
+`reasoning_content` or `reasoning`, or any `tool_calls`; role-only chunks, empty chunks and a
+trailing usage-only chunk never move TTFT or E2E.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runner.client import ChatResponse
+
+BATCH = 256
+DONE = "[DONE]"
+
+
+class StreamFailed(Exception):
+    """The stream showed it failed (class and message); reading stops at once."""
+
+    def __init__(self, cls: str, message: str) -> None:
+        super().__init__(message)
+        self.cls = cls
+        self.message = message
+
+
+class ChatStreamFold:
+    """Fold SSE payloads of one chat-completions stream into `res`."""
+
+    __slots__ = ("res", "keep", "cap", "kept_bytes", "pending", "last")
+
+    def __init__(self, res: ChatResponse, keep_chunks: bool, max_message_bytes: int) -> None:
+        self.res = res
+        self.keep = keep_chunks
+        self.cap = max_message_bytes
+        self.kept_bytes = 0
+        self.pending: list[tuple[int, str]] = []
+        self.last = 0  # arrival of the last content-bearing event so far
+
+    def event(self, t: int, payload: str) -> bool:
+        """Take one payload that arrived at `t`; True when it is the end marker."""
+        if payload == DONE:
+            self.res.done = True
+            return True
+        if payload:
+            self.pending.append((t, payload))
+            if self.keep:
+                self.kept_bytes += len(payload)
+                if self.kept_bytes > self.cap:
+                    raise StreamFailed(
+                        "too_large", f"the answer's events are over {self.cap} bytes"
+                    )
+            if len(self.pending) >= BATCH:
+                self.flush()
+        return False
+
+    def flush(self) -> None:
+        """Parse and fold the pending payloads; StreamFailed on malformed data or an error."""
+        events = self.pending
+        if not events:
+            return
+        self.pending = []
+        parsed, bad = _parse_all(events)
+        res = self.res
+        itl = res.itl_us
+        for (t, payload), obj in zip(events, parsed, strict=False):
+            try:
+                bearing = _content_bearing(obj, res)
+            except (TypeError, AttributeError):
+                raise StreamFailed(
+                    "stream_error", f"malformed SSE data: {payload[:80]!r}"
+                ) from None
+            if bearing is None:
+                raise StreamFailed("stream_error", f"error event: {str(obj.get('error'))[:150]}")
+            if self.keep:
+                res.chunks.append((t, obj))
+            if bearing:
+                last = self.last
+                if last:
+                    # Stamps converted from the kernel's clock can jitter by microseconds
+                    # between reads; events of one response never go back in time.
+                    t = max(t, last)
+                    itl.append((t - last) // 1000)
+                else:
+                    res.t_first_ns = t
+                self.last = res.t_last_ns = t
+                res.content_events += 1
+        if bad is not None:
+            raise StreamFailed("stream_error", f"malformed SSE data: {events[bad][1][:80]!r}")
+
+
+def fold_message(res: ChatResponse, obj: Any, t: int, keep_chunks: bool) -> None:
+    """A non-streamed answer: first and last content time are when the body finished."""
+    if keep_chunks:
+        res.chunks.append((t, obj))
+    if not isinstance(obj, dict):
+        raise StreamFailed("protocol", "the JSON body is not an object")
+    if obj.get("error"):
+        raise StreamFailed("stream_error", f"error in the body: {str(obj['error'])[:150]}")
+    res.usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else None
+    has_content = False
+    for choice in obj.get("choices") or ():
+        message = choice.get("message") or {}
+        if (
+            message.get("content")
+            or message.get("reasoning_content")
+            or message.get("reasoning")
+            or message.get("tool_calls")
+        ):
+            has_content = True
+        if choice.get("finish_reason"):
+            res.finish_reason = choice["finish_reason"]
+    if has_content:
+        res.t_first_ns = res.t_last_ns = t
+        res.content_events = 1
+    res.done = True
+
+
+def _parse_all(events: list[tuple[int, str]]) -> tuple[list[Any], int | None]:
+    """(parsed payloads, index of the first malformed one or None)."""
+    try:
+        parsed = json.loads("[" + ",".join(p for _, p in events) + "]")
+        if isinstance(parsed, list) and len(parsed) == len(events):
+            return parsed, None
+    except ValueError:
+        pass
+    out = []
+    for i, (_, payload) in enumerate(events):
+        try:
+            out.append(json.loads(payload))
+        except ValueError:
+            return out, i
+    return out, None  # a payload holding two values ("1,2") parses alone: fine
+
+
+def _content_bearing(obj: Any, res: ChatResponse) -> bool | None:
+    """True if a parsed chunk carries content; None for an error event. Notes usage/finish."""
+    if obj.get("error"):
+        return None
+    usage = obj.get("usage")
+    if usage:
+        res.usage = usage
+    bearing = False
+    for choice in obj.get("choices") or ():
+        delta = choice.get("delta")
+        if delta and (
+            delta.get("content")
+            or delta.get("reasoning_content")
+            or delta.get("reasoning")
+            or delta.get("tool_calls")
+        ):
+            bearing = True
+        reason = choice.get("finish_reason")
+        if reason:
+            res.finish_reason = reason
+    return bearing
