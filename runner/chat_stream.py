@@ -37,7 +37,7 @@ class StreamFailed(Exception):
 class ChatStreamFold:
     """Fold SSE payloads of one chat-completions stream into `res`."""
 
-    __slots__ = ("res", "keep", "cap", "kept_bytes", "pending", "last")
+    __slots__ = ("cap", "keep", "kept_bytes", "last", "pending", "res")
 
     def __init__(self, res: ChatResponse, keep_chunks: bool, max_message_bytes: int) -> None:
         self.res = res

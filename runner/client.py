@@ -322,10 +322,7 @@ async def _read_stream(
         res.body_bytes += len(data)
         if res.body_bytes > cap:
             raise TooLarge(f"the response is over {cap} bytes")
-        for payload in feed(data):
-            if event(t, payload):
-                return True
-        return False
+        return any(event(t, payload) for payload in feed(data))
 
     body = response.extensions.get(BODY_EXTENSION)
     if body is not None:

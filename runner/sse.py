@@ -40,7 +40,7 @@ class SSEDecoder:
     connection dropped mid-stream leaves, and a half JSON object must not pass as an event).
     """
 
-    __slots__ = ("_parts", "_size", "_held_cr", "_tail_lf", "max_event_bytes")
+    __slots__ = ("_held_cr", "_parts", "_size", "_tail_lf", "max_event_bytes")
 
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self._parts: list[bytes] = []  # the unfinished event, in pieces (never re-joined)
