@@ -14,7 +14,9 @@ from runner.journal import Journal
 class RunContext:
     """One run: its id and folder, the endpoint (no secrets), the client and the journal.
 
-    `resume_records` are the journal records already present when `--resume` started.
+    `resume_records` are the (complete) journal records already present when `--resume`
+    started. `fallbacks` are the endpoint file's declared fallbacks (feature -> fallback);
+    an executor that uses one appends it, with the endpoint's words, to `fallbacks_used`.
     """
 
     run_id: str
@@ -25,5 +27,11 @@ class RunContext:
     journal: Journal
     quick: bool = False
     seed: int = 0
-    progress: bool = False
+    progress: bool | str = False
     resume_records: list[dict[str, Any]] = field(default_factory=list)
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    fallbacks_used: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        return str((self.endpoint.get("model") or {}).get("name", "default"))

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from epcore.metrics.errors import TRANSPORT_CLASSES
+from runner.calibrate import Calibration
 from runner.client import ChatResponse
 from runner.context import RunContext
 from runner.plan import Plan, PlannedRequest, PointPlan
@@ -33,14 +34,19 @@ _OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop c
 
 
 def request_body(
-    workload: ServingWorkload, endpoint: dict[str, Any], req: PlannedRequest
+    workload: ServingWorkload,
+    endpoint: dict[str, Any],
+    req: PlannedRequest,
+    calibration: Calibration | None = None,
 ) -> dict[str, Any]:
-    """The chat-completions body for one planned request."""
+    """The chat-completions body for one planned request (its length fitted to the endpoint
+    when a calibration is given, else one word per requested token)."""
     model = endpoint.get("model") or {}
+    words = (calibration or Calibration()).words_for(req.input_tokens)
     body: dict[str, Any] = {
         "model": model.get("name", "default"),
         "messages": messages(
-            workload.seed, req.request_id, req.input_tokens, workload.prompts.get("system_prompt")
+            workload.seed, req.request_id, words, workload.prompts.get("system_prompt")
         ),
         "max_tokens": workload.max_tokens,
         "stream": True,
@@ -62,7 +68,10 @@ def make_record(
     retry_s: float,
     retry_tokens: int,
 ) -> dict[str, Any]:
-    """One journal line (docs/DESIGN.md "Journal line")."""
+    """One journal line (docs/DESIGN.md "Journal line").
+
+    `input_tokens` is the endpoint's own count (`input_source: usage`) or null; the planned
+    length is `input_requested` and is never written where a measured count belongs."""
     return {
         "request_id": req.request_id,
         "point": req.point,
@@ -73,7 +82,9 @@ def make_record(
         "t_first_ns": res.t_first_ns,
         "t_last_ns": res.t_last_ns,
         "t_done_ns": res.t_done_ns,
-        "input_tokens": res.input_tokens if res.input_tokens is not None else req.input_tokens,
+        "input_tokens": res.input_tokens,
+        "input_source": res.input_source or "planned",
+        "input_requested": req.input_tokens,
         "output_tokens": res.output_tokens,
         "token_source": res.token_source,
         "status": res.status,
@@ -89,10 +100,17 @@ def make_record(
 class ServingRunner:
     """Runs the selected points of a plan against the context's client."""
 
-    def __init__(self, ctx: RunContext, workload: ServingWorkload, plan: Plan) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        workload: ServingWorkload,
+        plan: Plan,
+        calibration: Calibration | None = None,
+    ) -> None:
         self.ctx = ctx
         self.workload = workload
         self.plan = plan
+        self.calibration = calibration
         self.retry = RetryPolicy().with_block(workload.retry)
         self.done_ids = {r["request_id"] for r in ctx.resume_records if "request_id" in r}
         self.records: list[dict[str, Any]] = []
@@ -113,7 +131,7 @@ class ServingRunner:
     async def _one(
         self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
     ) -> None:
-        body = request_body(self.workload, self.ctx.endpoint, req)
+        body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
         attempts = 1
         retry_tokens = 0
         first_send = 0

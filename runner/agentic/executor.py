@@ -1,21 +1,20 @@
 """Running an agentic workload: every task, `trials` times, and the result's `agentic` section.
 
-`run_agentic(ctx, workload_doc, workload_path)` is what `epbench run` calls (through
-`runner.entry`) for a file of kind `agentic-workload`. Trials already finished in the
-journal of a resumed run are read back, not run again.
+`run_agentic(ctx, loaded)` is what `epbench run` calls (through `runner.entry`) for a file of
+kind `agentic-workload`, already read and schema-checked by `runner.workload`. Trials
+already finished in the journal of a resumed run are read back, not run again.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
-from epcore.errors import InputError
-from epcore.schema import check_schema
 from runner.agentic.aggregate import summarize
 from runner.agentic.model import Workload, load_workload
 from runner.agentic.trial import TrialRecord, TrialRun
+from runner.context import RunContext
+from runner.workload import LoadedWorkload
 
 
 def finished_trials(records: list[dict[str, Any]]) -> dict[tuple[str, int], TrialRecord]:
@@ -32,13 +31,9 @@ def trials_for(workload: Workload, quick: bool) -> int:
     return workload.quick_trials if quick else workload.trials
 
 
-async def run_agentic(
-    ctx: Any, workload_doc: dict[str, Any], workload_path: Path
-) -> dict[str, Any]:
+async def run_agentic(ctx: RunContext, loaded: LoadedWorkload) -> dict[str, Any]:
     """Run every task's trials against `ctx.client`; the result's `agentic` section."""
-    findings = check_schema(workload_doc, "agentic-workload", str(workload_path))
-    if findings:
-        raise InputError(findings[0].line())
+    workload_doc = loaded.doc
     workload = load_workload(workload_doc)
     trials = trials_for(workload, bool(ctx.quick))
     done = finished_trials(list(ctx.resume_records or []))
@@ -77,11 +72,11 @@ async def run_agentic(
     return summarize(workload, trials, records, card)
 
 
-def _progress(ctx: Any, label: str, total: int) -> Any:
-    if not getattr(ctx, "progress", False):
+def _progress(ctx: RunContext, label: str, total: int) -> Any:
+    if getattr(ctx, "progress", False) in (False, "off"):
         return None
     try:
         from runner.progress import PointProgress
     except ImportError:
         return None
-    return PointProgress(label, total, True)
+    return PointProgress(label, total, ctx.progress)
