@@ -20,6 +20,7 @@ from typing import Any
 
 from epcore.documents import load_document
 from epcore.errors import InputError
+from epcore.paths import workload_ids
 from epcore.schema import check_schema
 
 MAX_SHARDS = 64
@@ -126,7 +127,13 @@ def build_matrix(
             continue
         key_env = _key_env(document, path)
         schedule = document["schedule"]
-        for workload_id in schedule.get("workloads", []):
+        known = workload_ids(endpoints_dir.resolve().parent)
+        for i, workload_id in enumerate(schedule.get("workloads", [])):
+            if workload_id not in known:
+                raise InputError(
+                    f"{path}:/schedule/workloads/{i}: no workload has id {workload_id!r} "
+                    f"-- schedule one of: {', '.join(sorted(known))}"
+                )
             if workload is not None and workload_id != workload:
                 continue
             for runner in schedule.get("runners", []):
