@@ -19,14 +19,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from epcore.metrics.errors import TRANSPORT_CLASSES
 from runner.calibrate import Calibration
 from runner.client import ChatResponse
 from runner.context import RunContext
 from runner.plan import Plan, PlannedRequest, PointPlan
 from runner.progress import PointProgress
 from runner.prompts import messages
-from runner.retry import RetryPolicy
+from runner.retry import SERVING_RETRYABLE, RetryPolicy, send_with_retries
 from runner.workload import ServingWorkload
 
 _clock = time.perf_counter_ns
@@ -132,22 +131,16 @@ class ServingRunner:
         self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
     ) -> None:
         body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
-        attempts = 1
-        retry_tokens = 0
-        first_send = 0
-        while True:
-            res = await self.ctx.client.chat(body, request_id=req.request_id)
-            first_send = first_send or res.t_send_ns
-            if not (
-                self.retry.enabled
-                and res.error_class in TRANSPORT_CLASSES
-                and attempts <= self.retry.max_retries
-            ):
-                break
-            retry_tokens += res.output_tokens or 0
-            await asyncio.sleep(self.retry.delay_s(attempts, res.retry_after_s))
-            attempts += 1
-        retry_s = (res.t_send_ns - first_send) / 1e9 if attempts > 1 else 0.0
+        sends: list[ChatResponse] = []
+        retried = await send_with_retries(
+            lambda: self.ctx.client.chat(body, request_id=req.request_id),
+            self.retry,
+            SERVING_RETRYABLE,
+            lambda res, _attempt, _backoff: sends.append(res),
+        )
+        res, attempts = retried.answer, retried.attempts
+        retry_tokens = sum(r.output_tokens or 0 for r in sends[:-1])
+        retry_s = (res.t_send_ns - sends[0].t_send_ns) / 1e9 if attempts > 1 else 0.0
         record = make_record(req, res, t_scheduled_ns, attempts, retry_s, retry_tokens)
         self.ctx.journal.append(record)
         self.records.append(record)
