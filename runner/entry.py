@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from epcore.errors import InputError, RunError
 from runner import calibrate
+from runner.agentic.capability import FEATURE, CapabilityRefused
 from runner.bounds import Bounds
 from runner.client import EndpointClient
 from runner.context import RunContext
@@ -113,7 +114,8 @@ def run_command(
                 f"{resume}: the workload changed since run {plan_doc['run_id']} started "
                 f"(or {workload} is another one); resume needs the same file"
             )
-    results = []
+    results: list[Path] = []
+    refused: list[str] = []
     agentic_dirs = sorted({w.path.parent for w in loaded if w.kind == "agentic-workload"})
     with _endpoint_url(ep, agentic_dirs or None) as base_url:
         _check_endpoint(ep, base_url, loaded)
@@ -123,10 +125,22 @@ def run_command(
                     _run_serving(ep, base_url, wl, out, resume, quick, client_region, shard,
                                  progress)
                 )
-            else:
+                continue
+            try:
                 results.append(
                     _run_agentic(ep, base_url, wl, out, resume, quick, client_region, progress)
                 )
+            except CapabilityRefused as exc:  # that workload stops; the others still run
+                if len(loaded) == 1:
+                    raise
+                _say(str(exc))
+                refused.append(wl.id)
+    if refused:
+        written = ", ".join(str(p) for p in results) or "none"
+        raise RunError(
+            f"{len(refused)} workload(s) stopped because the endpoint refuses a feature they "
+            f"need ({', '.join(refused)}; see above); results written: {written}"
+        )
     return results
 
 
@@ -416,7 +430,11 @@ def _run_agentic(
         _say(f"finish this run with: epbench run --resume {run_dir}")
         raise
     body = {"points": [], "pareto": [], "agentic": agentic}
-    extra = {"fallbacks": used} if used else None
+    extra: dict[str, Any] | None = None
+    if used:
+        extra = {"fallbacks": used}
+        if any(u["feature"] == FEATURE for u in used):
+            extra["stream"] = False  # what was sent, not what the workload asked for
     out_path = run_dir / RESULT_FILE
     write_json_atomic(out_path, result_document(run_id, meta, body, extra))
     return out_path

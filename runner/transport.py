@@ -302,31 +302,47 @@ class LeanTransport(httpx.AsyncBaseTransport):
         port = url.port or (443 if scheme == "https" else 80)
         key = (scheme, host, port)
         await self._acquire_slot(timeouts.get("pool"))
+        content = await request.aread()
+        head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1\r\n".encode()]
+        for name, value in request.headers.raw:
+            head.append(name + b": " + value + b"\r\n")
+        head.append(b"\r\n")
+        data = b"".join(head) + content
+        read_timeout = timeouts.get("read")
+        header_cap = int(request.extensions.get(HEADER_CAP_EXTENSION, DEFAULT_HEADER_CAP))
+        conn: _Connection | None = None
         try:
-            conn = await self._connection(key, timeouts.get("connect"))
-            content = await request.aread()
-            conn._reset()
-            conn.header_cap = int(request.extensions.get(HEADER_CAP_EXTENSION, DEFAULT_HEADER_CAP))
-            conn._t = _clock()
-            head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1\r\n".encode()]
-            for name, value in request.headers.raw:
-                head.append(name + b": " + value + b"\r\n")
-            head.append(b"\r\n")
-            assert conn.transport is not None
-            data = b"".join(head) + content
-            t_write = _clock()
-            conn.transport.write(data)
-            read_timeout = timeouts.get("read")
-            while not conn.headers_done:
-                if conn.error is not None:
-                    raise conn.error
-                await conn.wait(read_timeout)
+            for tries_left in (1, 0):
+                conn, reused = await self._connection(key, timeouts.get("connect"))
+                conn._reset()
+                conn.header_cap = header_cap
+                conn._t = _clock()
+                assert conn.transport is not None
+                t_write = _clock()
+                conn.transport.write(data)
+                try:
+                    while not conn.headers_done:
+                        if conn.error is not None:
+                            raise conn.error
+                        await conn.wait(read_timeout)
+                    break
+                except httpx.RemoteProtocolError:
+                    # A kept-alive connection the server closed while it sat idle: not one
+                    # byte came back, so the request was never answered; send it once more
+                    # on a new connection (as httpcore does).
+                    stale = reused and conn.closed and conn.head_bytes == 0 and not isinstance(
+                        conn.error, ProtocolViolation | TooLarge
+                    )
+                    if not (stale and tries_left):
+                        raise
+                    self._open.discard(conn)
         except BaseException:
-            if "conn" in locals():
+            if conn is not None:
                 conn._close()
                 self._open.discard(conn)
             self._release_slot()
             raise
+        assert conn is not None
         body = _Body(self, key, conn, read_timeout)
         return httpx.Response(
             conn.status,
@@ -351,12 +367,20 @@ class LeanTransport(httpx.AsyncBaseTransport):
         if self._slots is not None:
             self._slots.release()
 
-    async def _connection(self, key: tuple[str, str, int], timeout: float | None) -> _Connection:
+    async def _connection(
+        self, key: tuple[str, str, int], timeout: float | None
+    ) -> tuple[_Connection, bool]:
+        """(a connection, whether it was kept alive from an earlier request)."""
         idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
             if not conn.closed:
-                return conn
+                return conn, True
+        return await self._new_connection(key, timeout), False
+
+    async def _new_connection(
+        self, key: tuple[str, str, int], timeout: float | None
+    ) -> _Connection:
         scheme, host, port = key
         loop = asyncio.get_running_loop()
         if scheme == "http" and KERNEL_STAMPS:

@@ -413,3 +413,28 @@ def test_an_event_read_late_is_timed_by_its_arrival_not_by_the_read():
     assert res.error_class is None and res.content_events == 2
     assert 0 <= res.t_first_ns - sent["first"] < 3_000_000
     assert 0 <= res.t_last_ns - sent["second"] < 3_000_000
+
+
+def test_a_kept_alive_connection_the_server_closed_while_idle_is_replaced_not_failed():
+    stream = chunk({"content": "a"}, "stop") + DONE
+
+    async def script(reader, writer):
+        await read_request(reader)
+        writer.write(HEAD + chunked(stream) + b"0\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.close()  # the server drops the idle keep-alive connection
+
+    async def go():
+        server, port = await raw_server(script)
+        client = EndpointClient(f"http://127.0.0.1:{port}/v1", None, None, 5.0, 1)
+        try:
+            first = await client.chat(BODY)
+            await asyncio.sleep(0.2)  # now the pooled connection is closed at the far end
+            return first, await client.chat(BODY)
+        finally:
+            await client.aclose()
+            server.close()
+
+    first, second = asyncio.run(go())
+    assert first.error_class is None and second.error_class is None, second.error

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from runner.agentic.aggregate import summarize
+from runner.agentic.capability import apply_fallback, streamed_tools_refusal
 from runner.agentic.model import Workload, load_workload
 from runner.agentic.trial import TrialRecord, TrialRun
 from runner.context import RunContext
@@ -35,9 +36,14 @@ async def run_agentic(ctx: RunContext, loaded: LoadedWorkload) -> dict[str, Any]
     """Run every task's trials against `ctx.client`; the result's `agentic` section."""
     workload_doc = loaded.doc
     workload = load_workload(workload_doc)
+    refusal = await streamed_tools_refusal(ctx.client, workload, ctx.model)
+    if refusal is not None:
+        endpoint_id = str(ctx.endpoint.get("id", "?"))
+        workload, used = apply_fallback(workload, refusal, ctx.fallbacks, endpoint_id)
+        ctx.fallbacks_used.append(used)
     trials = trials_for(workload, bool(ctx.quick))
     done = finished_trials(list(ctx.resume_records or []))
-    model = str((ctx.endpoint.get("model") or {}).get("name", "model"))
+    model = ctx.model
     card = ctx.endpoint.get("pricing")
     concurrency = max(1, int((workload_doc.get("settings") or {}).get("concurrency", 1)))
     gate = asyncio.Semaphore(concurrency)
