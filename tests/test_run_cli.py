@@ -92,6 +92,8 @@ def test_a_run_prints_a_table_and_json_and_progress_lines_without_a_terminal(tmp
     assert Path(summary["result"]).parent.parent == tmp_path / "runs"  # the user's folder
     assert [p["point"] for p in summary["points"]] == ["c1", "c4"]
     for point in summary["points"]:
+        print(f"emulator {point['point']}: actual/requested input tokens, median "
+              f"{point['input_tokens_ratio']}")
         assert point["ok"] == 60 and point["failed"] == 0
         assert point["input_tokens_source"] == "usage"
         assert abs(point["input_tokens_ratio"] - 1.0) <= 0.05  # calibrated to the endpoint
