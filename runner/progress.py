@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import collections
 import statistics
 import sys
 import time
@@ -38,7 +39,7 @@ class PointProgress:
         self._planned = planned
         self._done = 0
         self._errors = 0
-        self._ttfts: list[float] = []
+        self._ttfts: collections.deque[float] = collections.deque(maxlen=512)  # bounded
         self._started = self._last_post = time.monotonic()
         self._next_line = 0.1
         if self._mode == "bar":
@@ -85,7 +86,7 @@ class PointProgress:
                 self._line(f"{round(100 * self._done / self._planned)}%")
 
     def _p50(self) -> float | None:
-        return statistics.median(self._ttfts[-512:]) if self._ttfts else None
+        return statistics.median(self._ttfts) if self._ttfts else None
 
     def _line(self, what: str) -> None:
         p50 = self._p50()

@@ -112,10 +112,11 @@ class ServingRunner:
         self.calibration = calibration
         self.retry = RetryPolicy().with_block(workload.retry)
         self.done_ids = {r["request_id"] for r in ctx.resume_records if "request_id" in r}
-        self.records: list[dict[str, Any]] = []
+        self.sent = 0  # records go to the journal only: memory does not grow with requests
 
-    async def run(self) -> list[dict[str, Any]]:
-        """Send every pending request of the selected points; returns the new records."""
+    async def run(self) -> int:
+        """Send every pending request of the selected points (each journaled as it finishes);
+        how many were sent."""
         points = self.plan.selected()
         if self.plan.pattern == "burst":
             await self._open_loop(points, "burst")
@@ -125,7 +126,7 @@ class ServingRunner:
                     await self._closed_loop(point)
                 else:
                     await self._open_loop([point], point.id)
-        return self.records
+        return self.sent
 
     async def _one(
         self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
@@ -143,7 +144,7 @@ class ServingRunner:
         retry_s = (res.t_send_ns - sends[0].t_send_ns) / 1e9 if attempts > 1 else 0.0
         record = make_record(req, res, t_scheduled_ns, attempts, retry_s, retry_tokens)
         self.ctx.journal.append(record)
-        self.records.append(record)
+        self.sent += 1
         bar.update(record)
 
     def _pending(self, point: PointPlan) -> list[PlannedRequest]:

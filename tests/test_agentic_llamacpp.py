@@ -198,7 +198,7 @@ def test_without_a_declared_fallback_a_refused_feature_stops_the_workload_with_o
     from tests.test_llamacpp_serving import write_endpoint
 
     path = ROOT / "workloads" / "agentic" / "weather-single-call.yaml"
-    with pytest.raises(RunError, match="refuses streamed tool calls.*fallbacks:") as caught:
+    with pytest.raises(RunError, match=r"refuses streamed tool calls.*fallbacks:") as caught:
         run_command(
             endpoint=write_endpoint(tmp_path / "llama.yaml", llama_url), workload=path,
             out=tmp_path / "runs", resume=None, quick=True, client_region=None, shard=None,
