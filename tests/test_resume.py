@@ -159,3 +159,16 @@ def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
     path.write_bytes(b'{"request_id": "a"}\nnot json\n{"request_id": "b"}\n')
     with pytest.raises(RunError, match="line 2"):
         Journal.read(path)
+
+
+def test_journal_lines_that_parse_but_lack_fields_are_skipped_and_counted():
+    from runner.journal import complete_records
+
+    good = {"request_id": "c1-00000", "point": "c1", "seq": 0, "class": "ok",
+            "t_send_ns": 1, "t_done_ns": 2}
+    trial = {"type": "trial", "task": "t", "trial": 0, "result": "success"}
+    agentic_request = {"type": "request", "task": "t", "request_id": "t-t0-s1-a0"}
+    records = [good, {"request_id": "zz", "point": "c1"}, trial,
+               {"type": "trial", "task": "t"}, agentic_request, {**good, "seq": "0"}]
+    kept, skipped = complete_records(records)
+    assert kept == [good, trial, agentic_request] and skipped == 3

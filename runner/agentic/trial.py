@@ -292,6 +292,7 @@ class TrialRun:
                 "t_first_tool_ns": msg.first_tool_ns,
                 "t_last_tool_ns": msg.last_tool_ns,
                 "input_tokens": res.input_tokens,
+                "input_source": getattr(res, "input_source", None) or "none",
                 "output_tokens": res.output_tokens,
                 "token_source": res.token_source,
                 "status": res.status,
