@@ -483,7 +483,7 @@ def test_an_event_without_end_and_a_response_over_its_cap_are_too_large():
     many_events = [chunk({"content": "a"})] * 200
     assert capped(many_events, max_response_bytes=4096).error_class == "too_large"
     assert capped(many_events, max_message_bytes=2048).error_class == "too_large"
-    assert capped(many_events + [DONE]).error_class is None
+    assert capped([*many_events, DONE]).error_class is None
 
 
 def test_a_stream_that_keeps_trickling_ends_at_its_deadline_not_its_idle_timeout():
