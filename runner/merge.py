@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from epcore.errors import InputError
-from runner.entry import write_result
 from runner.journal import Journal
 from runner.plan import Plan
 from runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
+from runner.serving_run import write_result
 from runner.summary import dedupe
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from epcore.errors import RunError
 from epcore.paths import project_dir
+from runner.journal import Journal, complete_records
 
 PLAN_FILE = "plan.json"
 JOURNAL_FILE = "events.jsonl"
@@ -58,3 +60,20 @@ def new_run_dir(out: Path | None, run_id: str) -> Path:
     run_dir = Path(base).resolve() / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
     return run_dir
+
+
+def say(message: str) -> None:
+    print(f"epbench: {message}", file=sys.stderr, flush=True)
+
+
+def read_journal(run_dir: Path) -> list[dict[str, Any]]:
+    """The journal's complete records; incomplete lines are reported and skipped."""
+    records, skipped = complete_records(Journal.read(run_dir / JOURNAL_FILE))
+    if skipped:
+        say(f"{run_dir / JOURNAL_FILE}: skipped {skipped} incomplete journal line(s)")
+    return records
+
+
+def run_inputs(endpoint: Path, workload: Path) -> dict[str, str]:
+    """Where a run's endpoint and workload files are (absolute), for `--resume DIR` alone."""
+    return {"endpoint": str(Path(endpoint).resolve()), "workload": str(Path(workload).resolve())}

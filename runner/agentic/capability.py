@@ -26,6 +26,8 @@ from runner.agentic.model import Workload
 FEATURE = "streamed_tool_calls"
 NON_STREAMED = "non-streamed"
 _PROBE_TOKENS = 8
+# How a refusal shows: the request is rejected, or the stream is empty, cut, or not SSE.
+REFUSALS = frozenset({"http_4xx", "truncated", "empty", "stream_error", "protocol"})
 
 
 class CapabilityRefused(RunError):
@@ -54,8 +56,8 @@ async def streamed_tools_refusal(client: Any, workload: Workload, model: str) ->
     if not (workload.settings.stream and workload.tools):
         return None
     streamed = await client.chat(probe_body(workload, model, True), keep_chunks=True)
-    if streamed.error_class is None or streamed.content_events:
-        return None
+    if streamed.error_class not in REFUSALS or streamed.content_events:
+        return None  # answered, or busy or unreachable (which is not a refusal)
     plain = await client.chat(probe_body(workload, model, False), keep_chunks=True)
     if plain.error_class is not None:
         return None

@@ -11,7 +11,6 @@ import asyncio
 from typing import Any
 
 from runner.agentic.aggregate import summarize
-from runner.agentic.capability import apply_fallback, streamed_tools_refusal
 from runner.agentic.model import Workload, load_workload
 from runner.agentic.trial import TrialRecord, TrialRun
 from runner.context import RunContext
@@ -32,15 +31,16 @@ def trials_for(workload: Workload, quick: bool) -> int:
     return workload.quick_trials if quick else workload.trials
 
 
-async def run_agentic(ctx: RunContext, loaded: LoadedWorkload) -> dict[str, Any]:
-    """Run every task's trials against `ctx.client`; the result's `agentic` section."""
+async def run_agentic(
+    ctx: RunContext, loaded: LoadedWorkload, workload: Workload | None = None
+) -> dict[str, Any]:
+    """Run every task's trials against `ctx.client`; the result's `agentic` section.
+
+    `workload` is the typed workload as it will run (a declared fallback may have changed its
+    settings: runner.agentic.capability); by default, the loaded file's."""
     workload_doc = loaded.doc
-    workload = load_workload(workload_doc)
-    refusal = await streamed_tools_refusal(ctx.client, workload, ctx.model)
-    if refusal is not None:
-        endpoint_id = str(ctx.endpoint.get("id", "?"))
-        workload, used = apply_fallback(workload, refusal, ctx.fallbacks, endpoint_id)
-        ctx.fallbacks_used.append(used)
+    if workload is None:
+        workload = load_workload(workload_doc)
     trials = trials_for(workload, bool(ctx.quick))
     done = finished_trials(list(ctx.resume_records or []))
     model = ctx.model
