@@ -1,15 +1,19 @@
 """What `epbench run` tells the user at the end: a table per point (serving) or per task
 (agentic), the same as JSON (`--json`), and whether the run measured what it set out to.
 
-Everything here reads the written result.json only, so the table is exactly what was saved.
+Everything here reads what the run wrote: result.json, and for the per-task call classes and
+retry cost of an agentic run, the journal beside it (the result keeps those per workload).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from epcore.metrics.passk import pass_hat_k_task
+from runner.journal import Journal
+from runner.run_folder import JOURNAL_FILE
 
 
 def report(result: dict[str, Any], path: str) -> dict[str, Any]:
@@ -26,7 +30,11 @@ def report(result: dict[str, Any], path: str) -> dict[str, Any]:
     if settings.get("calibration"):
         out["calibration"] = settings["calibration"]
     if result.get("agentic"):
-        out["tasks"] = [_task_row(t) for t in result["agentic"]["tasks"]]
+        per_task = _journal_by_task(Path(path).parent / JOURNAL_FILE)
+        out["tasks"] = [
+            {**_task_row(t), **per_task.get(t["id"], {"calls": {}, "retry_cost": {}})}
+            for t in result["agentic"]["tasks"]
+        ]
         agentic = result["agentic"]
         out["calls"] = {k: v for k, v in agentic["calls"].items() if v}
         out["retry_cost"] = agentic["retry_cost"]
@@ -71,6 +79,29 @@ def _task_row(task: dict[str, Any]) -> dict[str, Any]:
         f"pass_{n}": pass_hat_k_task(c, n, n) if n else None,
         "results": results,
     }
+
+
+def _journal_by_task(path: Path) -> dict[str, dict[str, Any]]:
+    """Per task, from the journal's request lines: call classes, and what requests sent
+    after the first of each step cost (`repair`, `recovery`, `transport`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in Journal.read(path) if path.is_file() else []:
+        task = line.get("task")
+        if line.get("type") != "request" or not isinstance(task, str):
+            continue
+        row = out.setdefault(task, {"calls": {}, "retry_cost": {}})
+        for cls, n in (line.get("calls") or {}).items():
+            row["calls"][cls] = row["calls"].get(cls, 0) + int(n)
+        tag = line.get("tag")
+        if tag and tag != "productive":
+            cost = row["retry_cost"].setdefault(tag, {"requests": 0, "tokens": 0, "seconds": 0.0})
+            cost["requests"] += 1
+            cost["tokens"] += int(line.get("input_tokens") or 0) + int(
+                line.get("output_tokens") or 0
+            )
+            spent = max(0, int(line.get("t_done_ns") or 0) - int(line.get("t_send_ns") or 0))
+            cost["seconds"] += spent / 1e9 + float(line.get("backoff_s") or 0.0)
+    return out
 
 
 def shortfalls(result: dict[str, Any]) -> list[str]:
@@ -119,20 +150,25 @@ def render(summary: dict[str, Any]) -> str:
             ))
         lines += _table(rows)
     if "tasks" in summary:
-        task_rows: list[tuple[str, ...]] = [("task", "success", "pass^1", "pass^n", "results")]
+        task_rows: list[tuple[str, ...]] = [
+            ("task", "success", "pass^1", "pass^n", "results", "calls", "retry cost")
+        ]
         for t in summary["tasks"]:
             n = t["trials"]
             task_rows.append((
                 t["task"], f"{t['successes']}/{n}", _fmt(t["pass_1"], 2),
                 _fmt(t.get(f"pass_{n}"), 2),
                 ", ".join(f"{k} {v}" for k, v in sorted(t["results"].items())),
+                ", ".join(f"{k} {v}" for k, v in sorted(t["calls"].items()) if v) or "-",
+                ", ".join(f"{tag} {c['requests']} req {c['seconds']:.2f} s"
+                          for tag, c in sorted(t["retry_cost"].items())) or "-",
             ))
         lines += _table(task_rows)
-        lines.append("calls: " + (", ".join(f"{k} {v}" for k, v in summary["calls"].items())
-                                  or "none"))
+        lines.append("calls, all tasks: "
+                     + (", ".join(f"{k} {v}" for k, v in summary["calls"].items()) or "none"))
         spent = [f"{tag} {c['requests']} req/{c['tokens']} tok/{c['seconds']:.2f} s"
                  for tag, c in summary["retry_cost"].items() if c["requests"]]
-        lines.append("retry cost: " + (", ".join(spent) or "none"))
+        lines.append("cost by tag, all tasks: " + (", ".join(spent) or "none"))
     for fallback in summary.get("fallbacks", []):
         lines.append(f"fallback: {fallback['feature']} -> {fallback['fallback']}"
                      + (f" ({fallback['reason']})" if fallback.get("reason") else ""))

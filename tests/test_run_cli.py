@@ -131,4 +131,7 @@ def test_a_users_agentic_workload_given_by_relative_path_is_the_one_the_emulator
     assert done.returncode == 0, done.stderr + done.stdout
     summary = json.loads(done.stdout)
     assert [t["task"] for t in summary["tasks"]] == ["only-in-my-copy"]
-    assert summary["tasks"][0]["successes"] == summary["tasks"][0]["trials"] > 0
+    task = summary["tasks"][0]
+    assert task["successes"] == task["trials"] > 0
+    assert task["calls"].get("ok", 0) >= task["trials"]  # per task, read from the journal
+    assert task["pass_1"] == 1.0 and task["retry_cost"] == {}

@@ -47,6 +47,8 @@ ERROR_CLASSES: tuple[str, ...] = (
     "protocol",
     "too_large",
 )
+# The classes every result carries (the rest were added later and are optional in the schema).
+CLASSES_IN_EVERY_RESULT: tuple[str, ...] = ERROR_CLASSES[:8]
 # Classes where the endpoint was busy or unreachable: a retry may succeed.
 TRANSPORT_CLASSES: frozenset[str] = frozenset(
     {"rate_limited", "http_5xx", "timeout", "connection", "deadline"}
