@@ -41,6 +41,12 @@ def report(result: dict[str, Any], path: str) -> dict[str, Any]:
         out["success_rate"] = agentic["success_rate"]["value"]
     else:
         out["points"] = [_point_row(p) for p in result.get("points", [])]
+        out["warnings"] = [
+            f"point {p['id']}: input tokens {p['input_calibration']['ratio_median']:.3f} times "
+            "the requested length (more than 5% off)"
+            for p in result.get("points", [])
+            if (p.get("input_calibration") or {}).get("off")
+        ]
     return out
 
 
@@ -175,6 +181,8 @@ def render(summary: dict[str, Any]) -> str:
     calibration = summary.get("calibration")
     if calibration and calibration.get("source") == "none":
         lines.append("input lengths: not calibrated (the endpoint reports no usage)")
+    for warning in summary.get("warnings", []):
+        lines.append(f"warning: {warning}")
     for problem in summary["problems"]:
         lines.append(f"problem: {problem}")
     return "\n".join(lines)
