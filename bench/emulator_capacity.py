@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from epcore.documents import load_document  # noqa: E402
+from epcore.metrics.percentiles import percentile  # noqa: E402
 from epcore.paths import shipped_endpoints_dir  # noqa: E402
 from runner.emulator import start_emulator  # noqa: E402
 
@@ -160,10 +161,6 @@ def run_loop(coroutine: Any) -> Any:
         return uvloop.run(coroutine)
     except ImportError:  # pragma: no cover
         return asyncio.run(coroutine)
-
-
-def percentile(values: list[float], q: float) -> float:
-    return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
 
 
 def main() -> None:

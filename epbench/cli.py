@@ -1,4 +1,4 @@
-"""The `epbench` command: a thin layer over the runner (`workloads`) and the generator.
+"""The `epbench` command: a thin layer over the runner (`runner`) and the generator.
 
 This is the one module that imports both halves of the flow, lazily per sub-command, so that
 `epbench validate` never loads httpx and `epbench run` never loads pandas. Errors a user can
@@ -15,6 +15,7 @@ import click
 
 from epbench import __version__
 from epcore.errors import EpbenchError
+from generator.importers import IMPORTERS
 
 
 class _Group(click.Group):
@@ -188,14 +189,18 @@ def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str
     sys.exit(1 if report.blocking else 0)
 
 
-@main.command(name="import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["mlperf-endpoints", "vllm-bench"]))
+IMPORT_HELP = "Convert another tool's output into epbench results.\n\nFORMAT is one of:\n\n\b\n" + \
+    "\n".join(f"  {i.kind}: PATH is {i.reads}" for i in IMPORTERS.values())
+
+
+@main.command(name="import", help=IMPORT_HELP, short_help="Convert another tool's output into "
+              "epbench results.")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(IMPORTERS)))
 @click.argument("path", type=click.Path(path_type=Path, exists=True))
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="Where to write the results (e.g. results/<submitter>).")
 @click.option("--submitter", default=None, help="Submitter id for the imported results.")
 def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
-    """Convert another tool's output into epbench results."""
     from generator.importers import import_results
 
     for written in import_results(fmt, path, out, submitter=submitter):

@@ -1,36 +1,58 @@
 """The CLI reference page, generated from the commands' own `--help`.
 
-`python -m epbench.clidoc > docs/cli.md` regenerates it; tests/test_cli_reference.py fails when
-the committed page is stale, so the reference cannot drift from the code.
+Each section is what `epbench [COMMAND] --help` prints, produced by running the real command
+(`main` with its own context settings, so `-h, --help`, and the program name `epbench`) in an
+80-column terminal (click then wraps at 78; its CliRunner would force 80).
+`python -m epbench.clidoc > docs/cli.md` regenerates the page; tests/test_cli_reference.py
+compares it with the installed `epbench` command's output, so the reference cannot drift.
 """
 
 from __future__ import annotations
 
-import click
+import contextlib
+import io
+import os
 
 from epbench.cli import main
 
+COLUMNS = 80
 HEADER = (
     "# `epbench` command reference\n\n"
-    "Generated from `--help` by `python -m epbench.clidoc > docs/cli.md`; "
-    "a test fails when this page is stale.\n"
+    "Generated from `--help` by `python -m epbench.clidoc > docs/cli.md` (an "
+    f"{COLUMNS}-column terminal); a test fails when this page differs from what "
+    "`epbench … --help` prints.\n"
 )
 
 
-def _help(command: click.Command, name: str, parent: click.Context | None) -> str:
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=100,
-                        max_content_width=100)
-    return command.get_help(ctx)
+def commands() -> list[list[str]]:
+    """The argument path of every command, the group first: [], ["build"], ..."""
+    return [[], *([name] for name in sorted(main.commands))]
+
+
+def help_text(path: list[str]) -> str:
+    """What `epbench <path> --help` prints."""
+    out = io.StringIO()
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(COLUMNS)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main.main([*path, "--help"], prog_name="epbench")
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
+    return out.getvalue()
+
+
+def section(path: list[str], text: str) -> str:
+    title = " ".join(["epbench", *path])
+    return f"\n## {title}\n\n```text\n{text.rstrip()}\n```\n"
 
 
 def render() -> str:
     """The whole reference as Markdown."""
-    parts = [HEADER, "\n## epbench\n\n```text\n", _help(main, "epbench", None), "\n```\n"]
-    root = click.Context(main, info_name="epbench")
-    for name in sorted(main.commands):
-        command = main.commands[name]
-        parts += [f"\n## epbench {name}\n\n```text\n", _help(command, name, root), "\n```\n"]
-    return "".join(parts)
+    return HEADER + "".join(section(path, help_text(path)) for path in commands())
 
 
 if __name__ == "__main__":  # pragma: no cover

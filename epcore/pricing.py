@@ -45,7 +45,10 @@ def request_cost_usd(
 
 
 def hourly_cost_usd(card: Mapping[str, Any], seconds: float) -> float | None:
-    """USD for `seconds` of an hourly-priced deployment: usd_per_hour * seconds / 3600."""
+    """USD for `seconds` of an hourly-priced deployment; None for a per-token card.
+
+    cost = usd_per_hour * seconds / 3600
+    """
     if not is_hourly(card):
         return None
     return float(card["usd_per_hour"]) * seconds / 3600.0
@@ -58,7 +61,10 @@ def cost_usd(
     seconds: float,
     cached_input_tokens: int = 0,
 ) -> float | None:
-    """USD for work that used these tokens over these wall seconds, on either kind of card."""
+    """USD for work that used these tokens over these wall seconds, on either kind of card.
+
+    cost = request_cost_usd(...) on a per-token card, hourly_cost_usd(seconds) on an hourly one
+    """
     if is_per_token(card):
         return request_cost_usd(card, input_tokens, output_tokens, cached_input_tokens)
     return hourly_cost_usd(card, seconds)

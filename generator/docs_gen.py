@@ -1,7 +1,8 @@
 """Documentation pages generated from the repository itself: the schema reference (from
 `schemas/*.schema.json`), the workloads catalogue (from `workloads/serving` and
-`workloads/agentic`) and the methodology (definitions, with the enumerations and price-card
-formulas read from the schemas and `epcore.pricing`, so they cannot drift from the code).
+`workloads/agentic`) and the methodology (definitions, with the enumerations read from the
+schemas and the formulas from the docstrings of the code that computes them, generator.formulas,
+so they cannot drift from the code).
 
 Workload files are untrusted: they are loaded with the safe loader and every string reaches the
 page through autoescaped Jinja inside raw HTML, never as Markdown.
@@ -9,7 +10,6 @@ page through autoescaped Jinja inside raw HTML, never as Markdown.
 
 from __future__ import annotations
 
-import inspect
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +17,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from epcore import pricing
 from epcore.documents import DocumentError, load_document
+from generator import formulas
 from generator.render import flatten, render
 
 _CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
@@ -253,14 +253,6 @@ def methodology(schemas_folder: Path, tables_doc: Path | None = None) -> str:
     """The methodology page: definitions, with enumerations and formulas read from code."""
     schemas = _load_schemas(schemas_folder)
     result = "result.schema.json"
-    formulas = [
-        (name, inspect.getdoc(func) or "")
-        for name, func in (
-            ("request_cost_usd", pricing.request_cost_usd),
-            ("hourly_cost_usd", pricing.hourly_cost_usd),
-            ("cost_usd", pricing.cost_usd),
-        )
-    ]
     tables_text = ""
     if tables_doc is not None and tables_doc.is_file():
         tables_text = tables_doc.read_text(encoding="utf-8")
@@ -278,7 +270,7 @@ def methodology(schemas_folder: Path, tables_doc: Path | None = None) -> str:
         outcomes=_enum(schemas, result, "$defs", "agentic", "properties", "tasks", "items",
                        "properties", "outcomes", "items", "properties", "result"),
         percentiles=["p50", "p90", "p95", "p99"],
-        formulas=formulas,
+        formulas=formulas.sections(),
         # Trusted: the repository's own documentation, not submitted data.
         tables_markdown=Markup(tables_text),
     )

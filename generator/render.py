@@ -217,10 +217,26 @@ def _shell_quote(text: str) -> str:
     return shlex.quote(text)
 
 
+def frontier_by_run(points: Any) -> dict[str, list[str]]:
+    """Run id -> ids of its points on the frontier, from the `points` table's `on_pareto`.
+
+    The run page marks these, so it shows the board's frontier: epcore's, over the points
+    the validator kept (not the file's own `pareto` list, which may name rejected points).
+    """
+    out: dict[str, list[str]] = {}
+    for run_id, point, on in zip(points["run_id"], points["point"], points["on_pareto"],
+                                 strict=True):
+        if bool(on):
+            out.setdefault(str(run_id), []).append(str(point))
+    return out
+
+
 def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[str, Any]:
-    """Everything the result page shows, from the result document and its `runs` row."""
+    """Everything the result page shows, from the result document and its `runs` row.
+
+    `row["frontier"]` lists the run's frontier point ids (frontier_by_run)."""
     endpoint = doc.get("endpoint") or {}
-    frontier = {str(f.get("point")) for f in doc.get("pareto") or []}
+    frontier = {str(p) for p in row.get("frontier") or ()}
     disclosure_doc = {k: v for k, v in doc.items() if k not in _NOT_DISCLOSURE}
     disclosure_doc["endpoint"] = {k: v for k, v in endpoint.items() if k != "pricing"}
     model = (endpoint.get("model") or {}).get("name", "")

@@ -43,7 +43,7 @@ from markupsafe import escape
 from epcore.errors import InputError
 from epcore.paths import data_dir, schemas_dir, site_sources_dir
 from generator import charts, docs_gen
-from generator.render import environment, render, result_context
+from generator.render import environment, frontier_by_run, render, result_context
 from generator.vendor import vendor_vega
 
 log = logging.getLogger(__name__)
@@ -229,7 +229,10 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
         # Result pages render in worker processes while mkdocs builds the rest; they write
         # only once the shell page exists (mkdocs empties out_dir when it starts).
         with _timed("start result-page workers"):
-            pages = ResultPages(_records(tables.runs), results_dir, out_dir,
+            on_front = frontier_by_run(tables.points)
+            rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
+                    for r in _records(tables.runs)]
+            pages = ResultPages(rows, results_dir, out_dir,
                                 Path(tmp) / "shell")
         try:
             docs = Path(tmp) / "docs"

@@ -20,11 +20,11 @@ from typing import Any
 import pandas as pd
 
 from epcore.documents import DocumentError, load_document
+from epcore.metrics.pareto import frontier
 from epcore.schema import check_schema, kind_of
 from generator import cost
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
-from generator.checks.pareto import frontier
 from generator.disclosure import disclosure
 from generator.report import Report, status_for
 from generator.validate import Checked, validate_documents
@@ -238,8 +238,7 @@ class _Builder:
             tokens_per_kwh=at_run.tokens_per_kwh,
             usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None,
         )
-        on_front = set(frontier([(p["id"], p["tps_per_user"], p["system_tps"])
-                                 for p in kept if p.get("tps_per_user") is not None]))
+        on_front = {row["point"] for row in frontier(kept)}
         for p in kept:
             one = cost.serving_cost(card, [p]) if card else _NO_COST
             one_today = cost.serving_cost(today, [p]) if today else None

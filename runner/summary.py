@@ -19,7 +19,6 @@ from epcore.metrics.percentiles import summarize
 from runner.plan import Plan, PointPlan
 
 _DIGITS = 6
-_MIN_WINDOW_S = 1e-9
 CALIBRATION_TOLERANCE = 0.05  # a point whose median actual/requested is further off is flagged
 
 
@@ -50,7 +49,7 @@ def summarize_point(
     measured = [r for r in records if not r.get("warmup")]
     ok = [r for r in measured if r["class"] == OK]
     window = throughput.measurement_window(measured)
-    window_s = max((window[1] - window[0]) / 1e9, _MIN_WINDOW_S) if window else _MIN_WINDOW_S
+    window_s = throughput.window_seconds(window)
     end_ns = window[1] if window else 0
     base = seed * 1000 + point.index * 10
     tpot = summarize(_values(ok, latency.tpot_ms), seed=base + 2)
@@ -63,7 +62,7 @@ def summarize_point(
         out["phase"] = point.phase
     sources = {r.get("token_source") for r in ok if r.get("token_source")}
     output = sum(r.get("output_tokens") or 0 for r in ok)
-    in_window = sum(r.get("output_tokens") or 0 for r in ok if r.get("t_done_ns", 0) <= end_ns)
+    in_window = throughput.output_tokens_in_window(ok, end_ns)
     out.update(
         window_s=round(window_s, _DIGITS),
         requests={

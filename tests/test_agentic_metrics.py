@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from epcore.metrics.passk import pass_hat_k, pass_hat_k_task
-from epcore.metrics.stats import dist, wilson
+from epcore.metrics.wilson import wilson
+from runner.agentic.aggregate import dist
 from runner.agentic.retry_cost import CostLedger, tag_after
 
 
@@ -39,11 +40,14 @@ def test_wilson_interval_for_8_of_10_matches_the_textbook_value():
     assert wilson(5, 5)[1] == 1.0
 
 
-def test_dist_uses_linear_percentiles_and_flags_small_samples():
+def test_agentic_dist_is_the_shared_percentiles_unrounded_without_intervals():
     d = dist([1.0, 2.0, 3.0, 4.0])
     assert (d["p50"], d["p90"], d["mean"], d["n"]) == (2.5, pytest.approx(3.7), 2.5, 4)
     assert d["insufficient"] == ["p90", "p99"]
     assert dist([])["p50"] is None and dist([])["n"] == 0
+    assert "ci95" not in dist([1.0, 2.0, 3.0])
+    assert dist([1 / 3, 2 / 3])["mean"] == 0.5 and dist([1 / 3])["p50"] == 1 / 3
+    assert dist([1.0] * 64)["insufficient"] == ["p99"] and dist([1.0] * 662)["insufficient"] == []
 
 
 def test_the_next_request_is_a_repair_when_any_call_was_invalid_even_with_a_fault():

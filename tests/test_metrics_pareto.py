@@ -38,3 +38,31 @@ def test_frontier_system_tps_strictly_falls_as_tps_per_user_rises():
 
 def test_no_points_give_an_empty_frontier():
     assert frontier([]) == []
+
+
+def dominates(q, p):
+    """The docstring's rule, written out literally."""
+    return (q["tps_per_user"] >= p["tps_per_user"] and q["system_tps"] >= p["system_tps"]
+            and (q["tps_per_user"] > p["tps_per_user"] or q["system_tps"] > p["system_tps"]))
+
+
+def test_the_frontier_is_the_documented_dominance_rule_on_random_points_with_ties():
+    import random
+
+    for seed in range(20):
+        rng = random.Random(seed)
+        points = []
+        for i in range(120):
+            if points and rng.random() < 0.15:
+                twin = rng.choice(points)
+                points.append(point(f"p{i}", twin["tps_per_user"], twin["system_tps"]))
+            else:
+                points.append(point(f"p{i}", float(rng.randint(1, 12)), float(rng.randint(1, 12))))
+        expected = []
+        for p in points:
+            position = (p["tps_per_user"], p["system_tps"])
+            first_at = next(q for q in points if (q["tps_per_user"], q["system_tps"]) == position)
+            if first_at is p and not any(dominates(q, p) for q in points):
+                expected.append(p)
+        expected.sort(key=lambda p: p["tps_per_user"])
+        assert [r["point"] for r in frontier(points)] == [p["id"] for p in expected]

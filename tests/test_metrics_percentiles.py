@@ -61,3 +61,12 @@ def test_summary_carries_intervals_for_p50_and_p90_only():
 
 def test_a_single_sample_has_no_interval():
     assert bootstrap_ci([1.0], 50, seed=0) is None
+
+
+def test_one_percentile_is_the_same_linear_value_the_distribution_reports():
+    from epcore.metrics.percentiles import percentile
+
+    values = [5.0, 1.0, 4.0, 2.0, 3.0]
+    # sorted 1..5, h = 4 * 0.9 = 3.6: 4 + 0.6 * (5 - 4) = 4.6
+    assert percentile(values, 90) == pytest.approx(4.6) == summarize(values, seed=None)["p90"]
+    assert percentile([], 50) is None

@@ -151,11 +151,11 @@ def test_home_page_falls_back_to_emulated_results_with_a_note() -> None:
 def test_result_context_lists_every_point_price_and_disclosure_field() -> None:
     doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
     row = {"run_id": doc["run_id"], "flags": ["workload.sha256"], "disclosure_score": 0.9,
-           "result_path": "results/alice/x.json"}
+           "result_path": "results/alice/x.json", "frontier": ["c1"]}
     ctx = result_context(doc, row, root="../../")
     assert [p[0] for p in ctx["points"]] == ["c1", "c8"]
     assert ctx["points"][0][1] == "concurrency 1"
-    assert ctx["points"][0][-1] is True  # c1 is on the stated frontier
+    assert [p[-1] for p in ctx["points"]] == [True, False]  # the frontier the row names
     assert ("output_usd_per_mtok", 0.2) in ctx["price_card"]
     disclosure = dict(ctx["disclosure"])
     assert disclosure["endpoint.region"] == "us-east-1"

@@ -4,7 +4,8 @@ Times are the requests' planned arrival offsets (seconds from the start of the b
 the phases are where the schedule put each request, not where a slow client got to it.
 
     phase.requests     = requests issued in the phase
-    phase.ttft_p99_ms  = numpy.percentile(TTFT of its successful requests, 99)  (None if none)
+    phase.ttft_p99_ms  = percentiles.percentile(TTFT of its successful requests, 99)
+                         (numpy's linear method; None if none)
     phase.error_rate   = failed requests / requests  (0 when it has no requests)
     recovery_s         = the smallest k·step (step = window/10, k = 0, 1, ...) such that the
                          successful requests arriving in [spike_end + k·step,
@@ -20,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from epcore.metrics.percentiles import percentile
+
 RECOVERY_TOLERANCE = 1.10
 
 
 def p99(values: Sequence[float]) -> float | None:
-    if not values:
-        return None
-    return float(np.percentile(np.asarray(values, dtype=float), 99))
+    return percentile(values, 99)
 
 
 def phase_stats(
@@ -75,7 +76,8 @@ def recovery_seconds(
         start = spike_end_s + k * step
         lo = int(np.searchsorted(offsets, start - eps, side="left"))
         hi = int(np.searchsorted(offsets, start + window_s - eps, side="left"))
-        if hi > lo and float(np.percentile(ttfts[lo:hi], 99)) <= limit:
+        window_p99 = percentile(ttfts[lo:hi], 99)
+        if window_p99 is not None and window_p99 <= limit:
             return round(k * step, 6)
         k += 1
     return None

@@ -1,11 +1,18 @@
 """The Pareto frontier over (tps_per_user, system_tps), a step function.
 
-A point is on the frontier when no other point has tps_per_user >= and system_tps >= with at
-least one of them strictly greater. Sorted by ascending tps_per_user, system_tps then strictly
-falls: between two frontier points the best system_tps reachable at a given tps_per_user is
-the next point to its right, so the frontier is drawn as steps, not as lines between points.
-Points without a tps_per_user (no request had two or more tokens) are left out. Exact ties
-keep the first point id in order.
+    q dominates p   when q.tps_per_user >= p.tps_per_user and q.system_tps >= p.system_tps,
+                    at least one of them strictly greater
+    frontier        = the points no other point dominates, by ascending tps_per_user
+                      (system_tps then strictly falls)
+    exact ties      : of points at the same (tps_per_user, system_tps), only the first in
+                      order is on the frontier
+    left out        : points without a tps_per_user (no request had 2 or more tokens)
+
+Between two frontier points, the best system_tps reachable at a given tps_per_user is the
+next point to its right, so the frontier is drawn as steps, not as lines between points. This
+is the one rule: the runner writes it into results, the validator checks a result's list
+against it, the site marks it (over the points the validator kept) on the run page and in the
+tables, and board.js (walkFrontier) applies it in the browser.
 """
 
 from __future__ import annotations

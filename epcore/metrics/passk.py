@@ -1,8 +1,9 @@
 """pass^k: the chance that k trials of a task, drawn without replacement from its n, all pass.
 
-Per task with c successes in n trials, the unbiased estimator is C(c, k) / C(n, k) (tau-bench's
-pass^k); the workload's pass^k is the mean over tasks. k runs from 1 to the smallest n among
-the tasks, so every task contributes to every k reported.
+    pass^k(task)  = C(c, k) / C(n, k)     for a task with c successes in n counted trials
+                                          (tau-bench's unbiased estimator; 0 when c < k)
+    pass^k        = mean over tasks of pass^k(task)   (tasks with n = 0 left out)
+    k             = 1 .. the smallest n among the tasks, so every task counts for every k
 """
 
 from __future__ import annotations

@@ -32,6 +32,18 @@ BOOTSTRAP_RESAMPLES = 1000
 _BOOTSTRAP_BUDGET = 4_000_000
 
 
+def _round(value: float, digits: int | None) -> float:
+    return value if digits is None else round(value, digits)
+
+
+def percentile(values: Sequence[float] | np.ndarray, q: float) -> float | None:
+    """The q-th percentile (numpy's linear method, as pXX above); None for no values."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return None
+    return float(np.percentile(arr, q))
+
+
 def insufficient(n: int) -> list[str]:
     """Which percentiles have too few samples to be trusted."""
     return [name for name, need in MIN_SAMPLES.items() if n < need]
@@ -60,9 +72,13 @@ def bootstrap_ci(
 
 
 def summarize(
-    values: Sequence[float] | np.ndarray, seed: int | None = 0, digits: int = 6
+    values: Sequence[float] | np.ndarray, seed: int | None = 0, digits: int | None = 6
 ) -> dict[str, Any]:
-    """The `dist` object of result.schema.json for one sample; seed=None skips the CIs."""
+    """The `dist` object of result.schema.json for one sample.
+
+    seed=None skips the CIs; digits=None keeps full precision (the agentic section's
+    distributions), otherwise each statistic is rounded to `digits` decimals.
+    """
     arr = np.asarray(values, dtype=float)
     n = int(arr.size)
     out: dict[str, Any] = {}
@@ -72,8 +88,8 @@ def summarize(
         return out
     qs = np.percentile(arr, [q for _, q in QUANTILES])
     for (name, _), value in zip(QUANTILES, qs, strict=True):
-        out[name] = round(float(value), digits)
-    out["mean"] = round(float(arr.mean()), digits)
+        out[name] = _round(float(value), digits)
+    out["mean"] = _round(float(arr.mean()), digits)
     out["n"] = n
     if seed is not None and n >= 2:
         ci: dict[str, list[float]] = {}

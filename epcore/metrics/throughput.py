@@ -1,7 +1,9 @@
 """Throughput per measurement point.
 
-window_s      = (last measured t_done - first measured t_send) / 1e9   (warm-up excluded)
+window_s      = (last measured t_done - first measured t_send) / 1e9   (warm-up excluded;
+                at least 1 ns, so an empty point divides by something)
 system_tps    = output tokens of successful requests completed inside the window / window_s
+                (inside: t_done <= the window's end)
 tps_per_user  = 1000 / TPOT p90 (ms)          (None when no request had 2+ tokens)
 goodput_rps   = successful requests meeting every SLO the workload sets / window_s
                 (SLOs: ttft_ms, tpot_ms, e2e_ms; an SLO on TPOT is met by a request too
@@ -28,6 +30,23 @@ def measurement_window(records: Iterable[Mapping[str, Any]]) -> tuple[int, int] 
     if not sends:
         return None
     return min(sends), max(dones)
+
+
+MIN_WINDOW_S = 1e-9
+
+
+def window_seconds(window: tuple[int, int] | None) -> float:
+    """window_s of a measurement_window (MIN_WINDOW_S when there is none)."""
+    if window is None:
+        return MIN_WINDOW_S
+    return max((window[1] - window[0]) / 1e9, MIN_WINDOW_S)
+
+
+def output_tokens_in_window(ok_records: Iterable[Mapping[str, Any]], end_ns: int) -> int:
+    """Output tokens of the successful records completed by `end_ns` (the window's end)."""
+    return sum(
+        r.get("output_tokens") or 0 for r in ok_records if r.get("t_done_ns", 0) <= end_ns
+    )
 
 
 def system_tps(output_tokens_in_window: int, window_s: float) -> float:

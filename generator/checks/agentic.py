@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from epcore.findings import Finding
+from epcore.metrics.passk import pass_hat_k
 from generator.checks.base import check, close, fmt
 
 TASK_COUNTS = check(
@@ -45,7 +46,7 @@ def check_agentic(result: dict[str, Any], file: str) -> list[Finding]:
     block = result["agentic"]
     total_trials = 0
     total_successes = 0
-    shares = []
+    counts = []
     for i, task in enumerate(block["tasks"]):
         where = f"/agentic/tasks/{i}"
         outcomes = task["outcomes"]
@@ -63,8 +64,7 @@ def check_agentic(result: dict[str, Any], file: str) -> list[Finding]:
                                       f"its outcomes show {wins}"))
         total_trials += task["trials"]
         total_successes += task["successes"]
-        if task["trials"]:
-            shares.append(task["successes"] / task["trials"])
+        counts.append((task["successes"], task["trials"]))
     if out:
         return out
     rate = block["success_rate"]
@@ -76,8 +76,9 @@ def check_agentic(result: dict[str, Any], file: str) -> list[Finding]:
                 f"success_rate is {fmt(rate['value'])} over n = {rate['n']}, the tasks give "
                 f"{fmt(expected)} over n = {total_trials}",
             ))
-    if shares and "1" in block["pass_hat_k"]:
-        expected = sum(shares) / len(shares)
+    recomputed = pass_hat_k(counts)
+    if "1" in recomputed and "1" in block["pass_hat_k"]:
+        expected = recomputed["1"]
         if not close(block["pass_hat_k"]["1"], expected, abs_tol=1e-6):
             out.append(PASS_HAT_1.at(
                 file, "/agentic/pass_hat_k/1",

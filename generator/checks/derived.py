@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from epcore.findings import Finding
+from epcore.metrics.throughput import system_tps, tps_per_user
 from generator.checks.base import check, close, fmt
 
 TPS_PER_USER = check(
@@ -39,8 +40,8 @@ def check_point(point: dict[str, Any], where: str, file: str) -> list[Finding]:
     out: list[Finding] = []
     p90 = point["tpot_ms"].get("p90")
     tps_user = point.get("tps_per_user")
-    if p90 is not None and p90 > 0:
-        expected = 1000.0 / p90
+    expected = tps_per_user(p90)
+    if expected is not None:
         if tps_user is None or not close(tps_user, expected):
             out.append(TPS_PER_USER.at(
                 file, f"{where}/tps_per_user",
@@ -53,7 +54,7 @@ def check_point(point: dict[str, Any], where: str, file: str) -> list[Finding]:
             f"tps_per_user is {fmt(tps_user)} but tpot_ms.p90 is null",
             "set tps_per_user to null when no request had 2+ output tokens",
         ))
-    expected_tps = point["tokens"]["output_in_window"] / point["window_s"]
+    expected_tps = system_tps(point["tokens"]["output_in_window"], point["window_s"])
     if not close(point["system_tps"], expected_tps):
         out.append(SYSTEM_TPS.at(
             file, f"{where}/system_tps",

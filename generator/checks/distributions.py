@@ -12,10 +12,11 @@ from itertools import pairwise
 from typing import Any
 
 from epcore.findings import Finding
+from epcore.metrics.percentiles import MIN_SAMPLES, insufficient
 from generator.checks.base import check, fmt
 
-P90_MIN_SAMPLES = 64
-P99_MIN_SAMPLES = 662
+P90_MIN_SAMPLES = MIN_SAMPLES["p90"]
+P99_MIN_SAMPLES = MIN_SAMPLES["p99"]
 _KEYS = ("p50", "p90", "p95", "p99")
 POSITIVE_TIMES = frozenset({
     "ttft_ms", "tpot_ms", "e2e_ms", "ttft_from_scheduled_ms", "e2e_from_scheduled_ms",
@@ -51,12 +52,7 @@ UNSTATED = check(
 
 def expected_insufficient(n: int) -> set[str]:
     """Which percentiles are too thinly sampled to publish without a warning."""
-    out = set()
-    if n < P90_MIN_SAMPLES:
-        out.add("p90")
-    if n < P99_MIN_SAMPLES:
-        out.add("p99")
-    return out
+    return set(insufficient(n))
 
 
 def check_dist(dist: dict[str, Any], name: str, where: str, file: str,

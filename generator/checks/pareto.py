@@ -1,7 +1,7 @@
 """The Pareto frontier a result states agrees with its points.
 
-The frontier over (tps_per_user, system_tps) is the set of points no other point beats on
-both axes (higher or equal on both, higher on one), sorted by ascending tps_per_user.
+The frontier is epcore.metrics.pareto.frontier (its docstring holds the one dominance rule);
+the stated one may name any of several points that share an exact position.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from itertools import pairwise
 from typing import Any
 
 from epcore.findings import Finding
+from epcore.metrics.pareto import frontier
 from generator.checks.base import check, close, fmt
 
 PARETO = check(
@@ -20,32 +21,13 @@ PARETO = check(
 )
 
 
-def frontier(points: list[tuple[str, float, float]]) -> list[str]:
-    """Ids of the non-dominated (id, tps_per_user, system_tps) points, ascending tps_per_user.
-
-    Exact ties keep the first point in order (one point per distinct position)."""
-    order = sorted(enumerate(points), key=lambda c: (-c[1][1], -c[1][2], c[0]))
-    kept: list[str] = []
-    best = float("-inf")
-    for _, (pid, _x, y) in order:
-        if y > best:
-            kept.append(pid)
-            best = y
-    kept.reverse()
-    return kept
-
-
 def check_pareto(result: dict[str, Any], file: str, skip: set[int] | None = None) -> list[Finding]:
     """Compare /pareto with the frontier of the points (points in `skip` are ignored)."""
     out: list[Finding] = []
-    by_id = {}
-    measured = []
-    for i, point in enumerate(result["points"]):
-        if skip and i in skip:
-            continue
-        by_id[point["id"]] = point
-        if point.get("tps_per_user") is not None:
-            measured.append((point["id"], point["tps_per_user"], point["system_tps"]))
+    kept = [p for i, p in enumerate(result["points"]) if not (skip and i in skip)]
+    by_id = {point["id"]: point for point in kept}
+    measured = [(p["id"], p["tps_per_user"], p["system_tps"])
+                for p in kept if p.get("tps_per_user") is not None]
     stated = result["pareto"]
     for i, entry in enumerate(stated):
         point = by_id.get(entry["point"])
@@ -65,7 +47,7 @@ def check_pareto(result: dict[str, Any], file: str, skip: set[int] | None = None
                 ))
     if out:
         return out
-    expected = frontier(measured)
+    expected = [row["point"] for row in frontier(kept)]
     names = [entry["point"] for entry in stated]
     position = {pid: (x, y) for pid, x, y in measured}
     if {position[n] for n in names if n in position} != {position[n] for n in expected} \

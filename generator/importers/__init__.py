@@ -1,16 +1,44 @@
 """Importers: other tools' output into epbench results (`epbench import FORMAT PATH`).
 
 Each importer maps what maps, lists what does not in `source.unmapped`, and marks the result
-with `source.format`, so the site can say where a row came from.
+with `source.format`, so the site can say where a row came from. IMPORTERS registers them by
+kind: the command line reads its FORMAT choices and their help from it. An importer's module
+(loaded on use, so `epbench --help` stays fast) has `convert(path) -> list[result]`.
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from epcore.errors import InputError
 
-FORMATS = ("mlperf-endpoints", "vllm-bench")
+
+@dataclass(frozen=True)
+class Importer:
+    """One import format: its kind (the FORMAT argument), what PATH is, the module converting."""
+
+    kind: str
+    reads: str
+    module: str
+
+    def convert(self, path: Path) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = importlib.import_module(self.module).convert(path)
+        return results
+
+
+IMPORTERS: dict[str, Importer] = {
+    importer.kind: importer
+    for importer in (
+        Importer("mlperf-endpoints", "an MLPerf Endpoints submission folder (or one inside it)",
+                 "generator.importers.mlperf_endpoints"),
+        Importer("vllm-bench", "a file written by `vllm bench serve --save-result`",
+                 "generator.importers.vllm_bench"),
+    )
+}
+FORMATS = tuple(IMPORTERS)
 
 
 def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None) -> list[Path]:
@@ -19,16 +47,12 @@ def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None
     `out` is a submitter's folder (results/<submitter>); each result is written to
     out/<endpoint-id>/<YYYY-MM-DD>-<workload-id>-<run8>.json. Returns the written paths.
     """
-    if fmt == "mlperf-endpoints":
-        from generator.importers.mlperf_endpoints import convert
-    elif fmt == "vllm-bench":
-        from generator.importers.vllm_bench import convert
-    else:
+    importer = IMPORTERS.get(fmt)
+    if importer is None:
         raise InputError(f"unknown import format {fmt!r}: use one of {', '.join(FORMATS)}")
     from generator.importers.common import write_results
 
-    results = convert(path)
-    return write_results(results, out, submitter)
+    return write_results(importer.convert(path), out, submitter)
 
 
-__all__ = ["FORMATS", "import_results"]
+__all__ = ["FORMATS", "IMPORTERS", "Importer", "import_results"]

@@ -11,10 +11,9 @@ from typing import Any
 from epcore import __version__
 from epcore.errors import InputError
 from epcore.metrics.errors import CLASSES_IN_EVERY_RESULT
+from epcore.metrics.percentiles import insufficient
 from epcore.schema import check_schema
-from generator.checks.distributions import expected_insufficient
 from generator.checks.layout import expected_relpath
-from generator.checks.pareto import frontier
 from generator.submit import ID_PATTERN
 
 # Imported results carry the classes every result has (the taxonomy: epcore.metrics.errors).
@@ -40,21 +39,13 @@ def dist(p50: float | None, p90: float | None, p95: float | None, p99: float | N
     values = {"p50": p50, "p90": p90, "p95": p95, "p99": p99, "mean": mean}
     if n == 0:
         values = dict.fromkeys(values)
-    return {**values, "n": n, "insufficient": sorted(expected_insufficient(n))}
+    return {**values, "n": n, "insufficient": insufficient(n)}
 
 
 def errors_with(failed: int, cls: str = "http_5xx") -> dict[str, int]:
     out = dict.fromkeys(ERROR_CLASSES, 0)
     out[cls] = failed
     return out
-
-
-def pareto_of(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    by_id = {p["id"]: p for p in points}
-    ids = frontier([(p["id"], p["tps_per_user"], p["system_tps"])
-                    for p in points if p.get("tps_per_user") is not None])
-    return [{"point": i, "tps_per_user": by_id[i]["tps_per_user"],
-             "system_tps": by_id[i]["system_tps"]} for i in ids]
 
 
 def harness_note() -> str:

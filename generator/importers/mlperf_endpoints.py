@@ -23,13 +23,14 @@ from typing import Any
 
 from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
+from epcore.metrics.pareto import frontier
+from epcore.metrics.throughput import system_tps, tps_per_user
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,
     dist,
     errors_with,
     harness_note,
-    pareto_of,
     slug,
 )
 
@@ -112,7 +113,6 @@ def _point(folder: Path, point_yaml: dict[str, Any], summary: dict[str, Any]) ->
         "source": "usage",
     }
     tpot = _stat_dist(summary.get("tpot"), completed)
-    tps_per_user = 1000.0 / tpot["p90"] if tpot["p90"] else None
     return {
         "id": f"c{concurrency}",
         "concurrency": concurrency,
@@ -124,8 +124,8 @@ def _point(folder: Path, point_yaml: dict[str, Any], summary: dict[str, Any]) ->
         "itl_ms": dist(None, None, None, None, None, 0),
         "e2e_ms": _stat_dist(summary.get("latency"), completed),
         "tokens": tokens,
-        "system_tps": output / window_s,
-        "tps_per_user": tps_per_user,
+        "system_tps": system_tps(output, window_s),
+        "tps_per_user": tps_per_user(tpot["p90"]),
         "goodput_rps": completed / window_s,
     }
 
@@ -236,7 +236,7 @@ def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path) 
             "notes": f"{harness_note()}; system {system_name[:200]}, model {model_dir[:200]}",
         },
         "points": points,
-        "pareto": pareto_of(points),
+        "pareto": frontier(points),
     }
     sha = summary.get("git_sha")
     if isinstance(sha, str) and 7 <= len(sha) <= 40 and all(c in "0123456789abcdef" for c in sha):

@@ -18,13 +18,14 @@ from typing import Any
 
 from epcore.documents import DocumentError, load_document
 from epcore.errors import InputError
+from epcore.metrics.pareto import frontier
+from epcore.metrics.throughput import system_tps, tps_per_user
 from generator.importers.common import (
     UNKNOWN_BASE_URL,
     digest,
     dist,
     errors_with,
     harness_note,
-    pareto_of,
     slug,
 )
 
@@ -104,8 +105,8 @@ def convert(path: Path) -> list[dict[str, Any]]:
         e2e_ms=_metric(doc, "e2el", completed),
         tokens={"input": int(_num(doc, "total_input_tokens") or 0), "output": output,
                 "output_in_window": output, "source": "usage"},
-        system_tps=output / duration,
-        tps_per_user=1000.0 / tpot["p90"] if tpot["p90"] else None,
+        system_tps=system_tps(output, duration),
+        tps_per_user=tps_per_user(tpot["p90"]),
         goodput_rps=completed / duration,
     )
     model = str(doc.get("model_id") or "unknown")[:200]
@@ -137,5 +138,5 @@ def convert(path: Path) -> list[dict[str, Any]]:
                    "notes": harness_note()},
         "points": [point],
     }
-    result["pareto"] = pareto_of(result["points"])
+    result["pareto"] = frontier(result["points"])
     return [result]

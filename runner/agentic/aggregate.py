@@ -10,11 +10,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from epcore.metrics.passk import pass_hat_k
-from epcore.metrics.stats import dist, wilson
+from epcore.metrics.percentiles import summarize as summarize_sample
+from epcore.metrics.wilson import wilson
 from runner.agentic.classify import CLASSES
 from runner.agentic.model import Workload
 from runner.agentic.retry_cost import CostLedger
 from runner.agentic.trial import TrialRecord
+
+
+def dist(values: Sequence[float]) -> dict[str, Any]:
+    """A `dist` of the agentic section: the shared percentiles at full precision, no CIs."""
+    return summarize_sample(values, seed=None, digits=None)
 
 
 def _round(value: float | None, digits: int = 9) -> float | None:

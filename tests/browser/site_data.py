@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from generator.checks.pareto import frontier
+from epcore.metrics.pareto import frontier
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "results"
@@ -118,10 +118,7 @@ def serving_result(i: int, ep: Endpoint, day: date, client_region: str, submitte
     doc["submitter"] = {"name": submitter, "relationship": "independent"}
     jitter = rng.uniform(0.9, 1.1)
     doc["points"] = [_point(c, ep.speed, jitter) for c in CONCURRENCY]
-    ids = frontier([(p["id"], p["tps_per_user"], p["system_tps"]) for p in doc["points"]])
-    by_id = {p["id"]: p for p in doc["points"]}
-    doc["pareto"] = [{"point": pid, "tps_per_user": by_id[pid]["tps_per_user"],
-                      "system_tps": by_id[pid]["system_tps"]} for pid in ids]
+    doc["pareto"] = frontier(doc["points"])
     return doc
 
 

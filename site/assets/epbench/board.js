@@ -462,8 +462,32 @@
     return out;
   }
 
+  // The Pareto frontier: the one rule of epcore/metrics/pareto.py, written once here. Rows
+  // sorted by descending tps_per_user, then descending system_tps (a stable sort: exact ties
+  // keep source order); walking them, a row is on the frontier when its system_tps is above
+  // every system_tps before it. `walkFrontier` visits each sorted row that `keep` accepts
+  // (all when keep is null) with that verdict.
   function usableForFrontier(r) { return r.tps_per_user != null && r.system_tps != null; }
   function byFrontierOrder(a, b) { return b.tps_per_user - a.tps_per_user || b.system_tps - a.system_tps; }
+
+  function walkFrontier(sorted, keep, visit) {
+    var best = -Infinity;
+    sorted.forEach(function (r) {
+      if (keep && !keep(r)) { return; }
+      var onFrontier = r.system_tps > best;
+      if (onFrontier) { best = r.system_tps; }
+      visit(r, onFrontier);
+    });
+  }
+
+  // The frontier rows of one series, ascending tps_per_user (as pareto.frontier returns them).
+  function frontierOf(rows) {
+    var out = [];
+    walkFrontier(rows.filter(usableForFrontier).sort(byFrontierOrder), null, function (r, on) {
+      if (on) { out.push(r); }
+    });
+    return out.reverse();
+  }
 
   var REDUCERS = {
     frontier: function (rows) {
@@ -471,11 +495,7 @@
       var faint = usable.length <= FAINT_POINTS_LIMIT;
       var out = [];
       groupBy(usable, seriesOf).forEach(function (list, series) {
-        list.sort(byFrontierOrder);
-        var best = -Infinity;
-        list.forEach(function (r) {
-          var onFrontier = r.system_tps > best;
-          if (onFrontier) { best = r.system_tps; }
+        walkFrontier(list.sort(byFrontierOrder), null, function (r, onFrontier) {
           if (onFrontier || faint) {
             out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
               system_tps: r.system_tps, frontier: onFrontier });
@@ -633,11 +653,10 @@
     });
     if (count <= FAINT_POINTS_LIMIT) { return null; }
     var out = [];
+    var matching = function (r) { return runIds.has(r.run_id); };
     order.forEach(function (series) {
-      var best = -Infinity;
-      index.series.get(series).forEach(function (r) {
-        if (r.system_tps > best && runIds.has(r.run_id)) {
-          best = r.system_tps;
+      walkFrontier(index.series.get(series), matching, function (r, onFrontier) {
+        if (onFrontier) {
           out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
             system_tps: r.system_tps, frontier: true });
         }
@@ -778,6 +797,7 @@
     renders: 0,
     lastRenderMs: null,
     idle: function () { return pending; },
+    frontier: frontierOf,
     visibleRunIds: function () {
       return Array.prototype.map.call(tbody.rows, function (tr) { return tr.getAttribute('data-run'); });
     },

@@ -1,0 +1,38 @@
+"""Results written before the layering (commit 79ddc47, tests/data/before-layers) still
+validate, aggregate and render exactly as that commit's code did, and the serving one's
+journal still gives its numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from runner.merge import merge_runs
+from tests.tools.before_layers import DATA, snapshot
+
+EXPECTED = json.loads((DATA / "expected.json").read_text(encoding="utf-8"))
+
+
+def test_old_results_give_the_same_findings_tables_and_run_pages_as_before() -> None:
+    got = snapshot()
+    assert got["findings"] == EXPECTED["findings"]
+    for name, rows in EXPECTED["tables"].items():
+        assert got["tables"][name] == rows, f"table {name} differs"
+    assert got["run_pages"] == EXPECTED["run_pages"]
+    assert set(got["tables"]) == set(EXPECTED["tables"])
+
+
+def test_the_snapshot_covers_a_serving_frontier_and_an_agentic_run() -> None:
+    tables = EXPECTED["tables"]
+    assert {r["workload_kind"] for r in tables["runs"]} == {"serving", "agentic"}
+    assert len(tables["agentic"]) == 1
+    assert len(tables["points"]) == 7 and all(p["on_pareto"] for p in tables["points"])
+    assert all(not p["rankable"] for p in tables["points"])  # emulated
+
+
+def test_the_old_serving_journal_gives_the_old_points_and_frontier(tmp_path: Path) -> None:
+    run = DATA / "runs" / "099e659d12a1640a"
+    old = json.loads((run / "result.json").read_text(encoding="utf-8"))
+    new = json.loads(merge_runs([run], tmp_path / "again").read_text(encoding="utf-8"))
+    assert new["points"] == old["points"]
+    assert new["pareto"] == old["pareto"]
