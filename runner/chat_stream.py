@@ -16,10 +16,9 @@ trailing usage-only chunk never move TTFT or E2E.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from runner.client import ChatResponse
+from runner.response import ChatResponse
 
 BATCH = 256
 DONE = "[DONE]"

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -36,6 +35,7 @@ import httpx
 from epcore.metrics.errors import class_for_status
 from runner.bounds import Bounds, ProtocolViolation, TooLarge
 from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
+from runner.response import ChatResponse
 from runner.sse import EventTooLarge, SSEDecoder
 from runner.transport import BODY_EXTENSION, HEADER_CAP_EXTENSION, WRITE_EXTENSION, LeanTransport
 
@@ -45,41 +45,6 @@ _MAX_ERROR_BODY = 2048
 # Our own header, not x-request-id: servers give that one meanings of their own
 # (llama-cpp-python answers 400 to any value that is not a UUID).
 REQUEST_ID_HEADER = "x-epbench-request-id"
-
-
-@dataclass(slots=True)
-class ChatResponse:
-    """What one chat-completions request did, with its times and (on failure) its class.
-
-    `token_source` says where `output_tokens` came from ("usage", or "chunks": counted
-    content-bearing events); `input_source` where `input_tokens` came from ("usage", or None
-    when the endpoint reported none: the client never fills in a planned figure).
-    """
-
-    status: int | None = None
-    t_send_ns: int = 0
-    t_first_ns: int | None = None
-    t_last_ns: int | None = None
-    t_done_ns: int = 0
-    output_tokens: int | None = None
-    input_tokens: int | None = None
-    token_source: str | None = None  # "usage" | "chunks" | None (nothing to count)
-    input_source: str | None = None  # "usage" | None
-    usage: dict[str, Any] | None = None
-    error_class: str | None = None
-    error: str | None = None
-    retry_after_s: float | None = None
-    itl_us: list[int] = field(default_factory=list)
-    chunks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    finish_reason: str | None = None
-    content_events: int = 0
-    done: bool = False
-    t_byte_ns: int = 0  # the last read of the response (for deadline vs idle timeout)
-    body_bytes: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.error_class is None
 
 
 class EndpointClient:
