@@ -214,8 +214,11 @@ def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
 @click.option("--region", "only_region", default=None, help="Only runners in this client region.")
 @click.option("--shards", default=1, show_default=True, type=int,
               help="Split each run into this many matrix jobs.")
+@click.option("--allowlist", type=click.Path(path_type=Path), default=None,
+              help="Endpoint secrets, hosts and runner labels maintainers allow "
+                   "(default: .github/benchmark-allowlist.yaml beside the endpoints folder).")
 def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload: str | None,
-           only_region: str | None, shards: int) -> None:
+           only_region: str | None, shards: int, allowlist: Path | None) -> None:
     """Print the GitHub Actions matrix (JSON) for endpoints with `schedule: enabled`."""
     from epcore.paths import project_dir
     from runner.matrix import build_matrix
@@ -227,6 +230,7 @@ def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload:
             workload=only_workload,
             region=only_region,
             shards=shards,
+            allowlist=allowlist,
         ).to_json()
     )
 

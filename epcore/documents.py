@@ -19,6 +19,7 @@ from epcore.yaml_guard import MAX_NODES, scan_yaml
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
+MAX_INTEGER = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,16 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
-def _non_finite(value: Any, path: list[str | int]) -> list[str | int] | None:
+def _bad_number(value: Any, path: list[str | int]) -> tuple[str, list[str | int]] | None:
+    """The first NaN/Infinity ("non-finite") or integer past 64 bits ("too-large"), if any."""
     stack: list[tuple[Any, list[str | int]]] = [(value, path)]
     while stack:
         item, where = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
-            return where
+            return "non-finite", where
+        if isinstance(item, int) and not isinstance(item, bool) and not (
+                -MAX_INTEGER <= item <= MAX_INTEGER):
+            return "too-large", where
         if isinstance(item, dict):
             stack.extend((v, [*where, k]) for k, v in item.items())
         elif isinstance(item, list):
@@ -185,19 +190,21 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
         raise DocumentError(
             path, LoadProblem("file.depth", f"nesting deeper than {MAX_DEPTH} levels")
         )
-    bad = _non_finite(value, [])
+    bad = _bad_number(value, [])
     if bad is not None:
         from epcore.findings import pointer_from_path
 
-        raise DocumentError(
-            path,
-            LoadProblem(
-                "value.non-finite",
-                "NaN or Infinity is not allowed",
-                pointer=pointer_from_path(bad),
-                fix="write a finite number or leave the field out",
-            ),
-        )
+        what, at = bad
+        if what == "non-finite":
+            problem = LoadProblem("value.non-finite", "NaN or Infinity is not allowed",
+                                  pointer=pointer_from_path(at),
+                                  fix="write a finite number or leave the field out")
+        else:
+            problem = LoadProblem("value.too-large",
+                                  "an integer past the 64-bit range (-2^63..2^63-1)",
+                                  pointer=pointer_from_path(at),
+                                  fix="write a number in range (no count or figure is that large)")
+        raise DocumentError(path, problem)
     return value
 
 

@@ -1,6 +1,7 @@
 """A fast path for ordinary JSON files (about 5x faster on a result, which matters for
 10,000 of them): the C parser with a duplicate-key hook, number literals that would overflow
-to Infinity refused, and one walk over the containers for depth.
+to Infinity refused, text with a run of 19 digits (an integer that may be past 64 bits) left
+to the full loader, and one walk over the containers for depth.
 
 It only ever returns documents that the full loader (`epcore.documents.parse_document`)
 would return too; anything unusual raises `Unusual`, and the full loader then decides and
@@ -10,9 +11,11 @@ produces the finding.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _INF = float("inf")
+_LONG_DIGITS = re.compile(r"\d{19}")  # an integer that may be past 64 bits (or a digest)
 
 
 class Unusual(Exception):
@@ -57,7 +60,7 @@ def fast_json(data: bytes, max_depth: int) -> tuple[Any, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Unusual from None
-    if text.startswith("\ufeff"):
+    if text.startswith("\ufeff") or _LONG_DIGITS.search(text):
         raise Unusual
     try:
         document = json.loads(text, object_pairs_hook=_unique, parse_constant=_constant,

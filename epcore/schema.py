@@ -14,6 +14,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
+from epcore.credentials import redact
 from epcore.findings import Finding, pointer_from_path
 from epcore.paths import schemas_dir
 
@@ -73,7 +74,8 @@ def kind_of(document: Any) -> str | None:
 
 
 def _describe(error: Any) -> str:
-    message: str = error.message
+    """jsonschema's message, capped; credential-shaped text in it is never echoed."""
+    message: str = redact(error.message)
     if len(message) > 300:
         message = message[:297] + "..."
     return message

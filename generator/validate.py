@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import subprocess
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -24,7 +23,9 @@ from epcore.errors import InputError
 from epcore.findings import Finding
 from epcore.paths import project_dir
 from epcore.schema import check_schema, kind_of
+from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
+from generator.checks.data_files import classify, in_data_folder, walk
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -72,8 +73,11 @@ class Checked:
 
 
 def collect_files(paths: Iterable[Path]) -> list[Path]:
-    """Files to check: *.json/*.yaml/*.yml under each path (folders recursed, *.example and
-    hidden folders skipped). A project root is narrowed to results/, workloads/, endpoints/."""
+    """Files to check. Inside the data folders (results/, workloads/, endpoints/) every entry
+    is collected, so that a stray file, a hidden one or a link is rejected (journals beside
+    their results and endpoint templates are not documents and are left out); elsewhere
+    *.json/*.yaml/*.yml (hidden folders and *.example skipped). A project root is narrowed to
+    its data folders."""
     found: list[Path] = []
     for given in paths:
         if given.is_symlink() or given.is_file():
@@ -85,8 +89,12 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
         if (given / "pyproject.toml").is_file() or (
             given.name != "results" and (given / "results").is_dir()
         ):
-            roots = [given / name for name in PROJECT_FOLDERS if (given / name).is_dir()]
+            roots = [given / name for name in PROJECT_FOLDERS if os.path.lexists(given / name)]
         for root in roots:
+            if in_data_folder(root):
+                found.extend(p for p in walk(root) if classify(p, str(p)) not in
+                             ("journal", "template"))
+                continue
             for folder, dirs, files in os.walk(root, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
                 for name in sorted(files):
@@ -97,29 +105,6 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     for path in found:
         unique.setdefault(os.path.abspath(path), path)
     return list(unique.values())
-
-
-def changed_files(ref: str, cwd: Path | None = None) -> set[str]:
-    """Absolute paths a branch adds or changes since REF (git), plus untracked files."""
-    cwd = cwd or Path.cwd()
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                                  timeout=60, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise InputError(f"--changed-since {ref}: cannot run git ({exc})") from None
-        if done.returncode != 0:
-            first = (done.stderr.strip().splitlines() or ["git failed"])[0]
-            raise InputError(f"--changed-since {ref}: {first} (is {ref} a branch or commit?)")
-        return done.stdout
-
-    if ref.startswith("-"):
-        raise InputError(f"--changed-since {ref}: a git ref cannot start with '-'")
-    top = Path(git("rev-parse", "--show-toplevel").strip())
-    names = git("diff", "--name-only", "--diff-filter=ACMR", f"{ref}...HEAD", "--").splitlines()
-    names += git("ls-files", "--others", "--exclude-standard").splitlines()
-    return {os.path.abspath(top / name) for name in names if name}
 
 
 def check_file(
@@ -147,9 +132,15 @@ def _check_file(
     index: WorkloadIndex | None,
     now: datetime,
 ) -> Checked:
+    verdict = classify(path, display)
+    if isinstance(verdict, Finding):
+        return Checked(path, display, None, [verdict])
+    if verdict != "document":
+        return Checked(path, display, None, [])
     if path.is_symlink():
+        what = "folder" if path.is_dir() else "file"
         return Checked(path, display, None, [Finding(
-            display, "", "file.symlink", "reject", "the file is a symbolic link",
+            display, "", "file.symlink", "reject", f"a symbolic link to a {what} (not followed)",
             "commit the file itself, not a link to it",
         )])
     if not path.is_file():  # a FIFO or device would block or never end
@@ -334,11 +325,16 @@ def validate_documents(
     post: Post | None = None,
 ) -> tuple[Report, list[Checked]]:
     """The report, and each file's outcome (with what `post` derived from it)."""
-    files = collect_files(paths)
+    gone: list[Checked] = []
     if changed_since is not None:
-        wanted = changed_files(changed_since)
-        files = [path for path in files if os.path.abspath(path) in wanted]
+        changes = changed_files(changed_since, paths)
+        files = [path for path in changes.check if classify(path, str(path)) not in
+                 ("journal", "template")]
+        gone = [Checked(path, str(path), None, [finding]) for path, finding in changes.findings]
+    else:
+        files = collect_files(paths)
     checked = check_files(files, workload_semantics, now=now, workers=workers, post=post)
+    checked += gone
     extra = cross_file_findings(checked)
     by_display: dict[str, list[Finding]] = {}
     for finding in extra:

@@ -2,11 +2,15 @@
 
 The key is read from the variable the file names (`api_key_env`), kept in memory only, and
 never written to a result, a journal or a log line (it is excluded from the dataclass repr).
+Header values work the same way: the file holds `${NAME}` references only (the schema allows
+nothing else), they are read from the environment here, and `doc` (what plans and results
+copy) keeps the header names only (`request.header_names`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +18,8 @@ from typing import Any
 from epcore.documents import load_document
 from epcore.errors import InputError, RunError
 from epcore.schema import check_schema
+
+_REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]{0,99})\}$")
 
 
 @dataclass(frozen=True)
@@ -23,9 +29,14 @@ class Endpoint:
     path: Path
     doc: dict[str, Any]
     base_url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)
     timeout_s: float | None
     api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def secrets(self) -> list[str]:
+        """Every value this run sends that must never be stored: the key and header values."""
+        return [v for v in (self.api_key, *self.headers.values()) if v]
 
     @property
     def emulator(self) -> dict[str, Any] | None:
@@ -53,11 +64,40 @@ def load_endpoint(path: Path, environ: dict[str, str] | None = None) -> Endpoint
                 f"export {key_name}=<your key>"
             )
     request = doc.get("request") or {}
+    headers = _resolve_headers(path, request.get("headers") or {}, env)
     return Endpoint(
         path=path,
-        doc=doc,
+        doc=public_doc(doc),
         base_url=str(doc["base_url"]),
-        headers=dict(request.get("headers") or {}),
+        headers=headers,
         timeout_s=request.get("timeout_s"),
         api_key=api_key,
     )
+
+
+def _resolve_headers(path: Path, headers: dict[str, str], env: Any) -> dict[str, str]:
+    """Each `${NAME}` header value read from the environment; RunError when one is unset."""
+    out = {}
+    for name, value in headers.items():
+        match = _REFERENCE.match(str(value))
+        if match is None:  # the schema already refused it; never send a literal
+            raise InputError(f"{path}:/request/headers/{name}: a header value must be a "
+                             "${NAME} reference to an environment variable")
+        resolved = env.get(match.group(1))
+        if not resolved:
+            raise RunError(f"{path}: header {name} references ${{{match.group(1)}}}, which is "
+                           f"not set; export {match.group(1)}=<value>")
+        out[name] = resolved
+    return out
+
+
+def public_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """The endpoint as plans and results copy it: header values dropped, names kept."""
+    request = doc.get("request")
+    if not isinstance(request, dict) or "headers" not in request:
+        return doc
+    names = sorted(request["headers"])
+    public = {k: v for k, v in request.items() if k != "headers"}
+    if names:
+        public["header_names"] = names
+    return {**doc, "request": public}

@@ -13,12 +13,12 @@ import os
 import platform
 import socket
 import statistics
-import subprocess
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
 from epcore import HARNESS_NAME, __version__
+from epcore.git import GitError, run_git
 from epcore.paths import checkout_root
 from runner.run_folder import utc_now
 from runner.workload import LoadedWorkload
@@ -81,13 +81,10 @@ def harness_info() -> dict[str, Any]:
     sha = None
     root = checkout_root()
     if root is not None and (root / ".git").exists():
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            done = subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
-            )
-            value = done.stdout.strip()
-            if done.returncode == 0 and len(value) in (40, 64):
-                sha = value[:40]
+        with contextlib.suppress(GitError):
+            value = run_git(root, "rev-parse", "HEAD", timeout=5).decode("ascii", "replace")
+            if len(value.strip()) in (40, 64):
+                sha = value.strip()[:40]
     return {"name": HARNESS_NAME, "version": __version__, "git_sha": sha}
 
 

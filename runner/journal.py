@@ -4,6 +4,11 @@ Each `append` is a single `os.write` of one whole line on a file descriptor open
 O_APPEND, so a SIGKILL loses only requests still in flight, never a finished one, and never
 interleaves two lines. A kill can still tear the line being written: `read` drops a torn last
 line, and opening a journal to append cuts such a tail first so the next line starts clean.
+
+An endpoint may echo the key it was sent ("Incorrect API key provided: sk-..."), and the
+journal is uploaded and published. So the run's secrets (its key and header values) are
+removed from every line, and each `error` text also loses anything credential-shaped
+(`epcore.credentials.redact`), before the line is written.
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from epcore.credentials import REDACTED, redact
 from epcore.errors import RunError
+
+MIN_SECRET_CHARS = 8
 
 # What a serving request line must hold to be summarized, and a trial line to be resumed.
 REQUEST_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -45,14 +53,22 @@ def complete_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
 class Journal:
     """Append-only JSON-lines file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, secrets: list[str] | tuple[str, ...] = ()) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # short values (an organisation id "42") cannot be told apart from data; keys are long
+        self._secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_CHARS)
         _cut_torn_tail(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def append(self, record: dict[str, Any]) -> None:
-        os.write(self._fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+        error = record.get("error")
+        if isinstance(error, str) and error:
+            record = {**record, "error": redact(error, self._secrets)}
+        line = json.dumps(record, separators=(",", ":"))
+        for secret in self._secrets:  # wherever else it landed, as JSON spells it
+            line = line.replace(json.dumps(secret)[1:-1], REDACTED)
+        os.write(self._fd, (line + "\n").encode())
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -5,6 +5,11 @@ One matrix job per (endpoint, workload, runner, shard) for every endpoint file u
 (one runner label per client region, so runners in several regions measure cross-region
 latency) × `shards` slices of each run (`epbench run --shard I/N`, joined by `epbench merge`).
 
+Only what the maintainers' allow-list binds is scheduled (`epcore.secret_binding`): each
+scheduled endpoint's secret and base URL host, and every runner label. Anything else stops the
+whole matrix with one line, so a pull request that edits an endpoint file cannot steer a
+secret to another host or a job to another machine.
+
 The output is what `strategy.matrix` takes: `{"include": [...]}`. An empty `include` means
 nothing is scheduled; the workflow skips its run job on that (an empty matrix is an error
 in Actions).
@@ -22,14 +27,17 @@ from epcore.documents import load_document
 from epcore.errors import InputError
 from epcore.paths import workload_ids
 from epcore.schema import check_schema
+from epcore.secret_binding import (
+    ALLOWLIST,
+    Allowlist,
+    binding_problems,
+    load_allowlist,
+    reserved_env,
+)
 
 MAX_SHARDS = 64
 # GitHub caps a matrix at 256 jobs per workflow run.
 MAX_JOBS = 256
-# Names a key variable may not take: the run job exports the key under this name, so it must
-# not shadow what the runner, the shell or Actions rely on.
-_RESERVED_ENV = re.compile(r"^(PATH|HOME|SHELL|USER|PWD|IFS|ENV|BASH_ENV|CI|LD_.*|PYTHON.*|"
-                           r"GITHUB_.*|RUNNER_.*|ACTIONS_.*|EPBENCH_.*)$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -84,7 +92,7 @@ def _scheduled(path: Path) -> dict[str, Any] | None:
 
 def _key_env(document: dict[str, Any], path: Path) -> str:
     name = document.get("api_key_env") or ""
-    if name and _RESERVED_ENV.match(name):
+    if name and reserved_env(name):
         raise InputError(
             f"{path}:/api_key_env: {name!r} is a reserved environment variable name -- "
             "name the key's own variable, e.g. ACME_API_KEY"
@@ -98,17 +106,21 @@ def build_matrix(
     workload: str | None = None,
     region: str | None = None,
     shards: int = 1,
+    allowlist: Path | None = None,
 ) -> Matrix:
     """The matrix for the scheduled endpoints under `endpoints_dir`, optionally narrowed.
 
     `endpoint`, `workload` and `region` keep only the jobs with that endpoint id, workload id
     or client region (a manual run of one slice). `shards` splits each run into that many
-    jobs. Raises InputError (one line) for a bad endpoint file, shard count or matrix size.
+    jobs. `allowlist` defaults to `.github/benchmark-allowlist.yaml` beside `endpoints_dir`.
+    Raises InputError (one line) for a bad endpoint file, an endpoint or runner the allow-list
+    does not bind, a bad shard count or matrix size.
     """
     if not 1 <= shards <= MAX_SHARDS:
         raise InputError(f"--shards must be between 1 and {MAX_SHARDS}, not {shards}")
     if not endpoints_dir.is_dir():
         raise InputError(f"{endpoints_dir}: no such folder -- pass --endpoints DIR")
+    allow: Allowlist | None = None
     jobs: list[MatrixJob] = []
     seen: dict[str, Path] = {}
     slugs: set[str] = set()
@@ -126,6 +138,13 @@ def build_matrix(
         if endpoint is not None and endpoint_id != endpoint:
             continue
         key_env = _key_env(document, path)
+        if allow is None:
+            allow = load_allowlist(allowlist or endpoints_dir.parent / ALLOWLIST)
+        problems = binding_problems(document, allow)
+        if problems:
+            pointer, what = problems[0]
+            raise InputError(f"{path}:{pointer}: {what} (.github/benchmark-allowlist.yaml, "
+                             "edited by maintainers only)")
         schedule = document["schedule"]
         known = workload_ids(endpoints_dir.resolve().parent)
         for i, workload_id in enumerate(schedule.get("workloads", [])):

@@ -68,7 +68,7 @@ def run_serving(
     else:
         connections = max((p.concurrency or 1 for p in selected), default=1)
     try:
-        with Journal(run_dir / JOURNAL_FILE) as journal:
+        with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
             run_async(
                 _serve(ep, base_url, workload, plan, run_dir, journal, records, connections,
                        bounds, progress)

@@ -42,12 +42,30 @@ schedule:
 
 def write_endpoint(folder: Path, name: str = "acme", *, enabled: bool = True,
                    key: str = "ACME_API_KEY") -> Path:
+    """An endpoint file, and its binding in the allow-list beside the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.yaml"
     path.write_text(
         ENDPOINT.format(id=name, key=key, enabled="true" if enabled else "false"),
         encoding="utf-8",
     )
+    allow = folder.parent / ".github" / "benchmark-allowlist.yaml"
+    allow.parent.mkdir(exist_ok=True)
+    if not allow.exists():
+        allow.write_text("runners: [bench-us-east, bench-eu-west]\nendpoints:\n",
+                         encoding="utf-8")
+    secret = "null" if key == "null" else key
+    with allow.open("a", encoding="utf-8") as handle:
+        handle.write(f"  {name}: {{secret: {secret}, host: api.acme.example}}\n")
     return path
+
+
+@pytest.fixture
+def endpoints(tmp_path: Path) -> Path:
+    """An endpoints folder inside a project (the allow-list sits in the project's .github/)."""
+    folder = tmp_path / "endpoints"
+    folder.mkdir()
+    return folder
 
 
 def include(matrix_json: str) -> list[dict[str, str]]:
@@ -62,9 +80,9 @@ def test_shipped_endpoints_schedule_nothing_so_the_include_list_is_empty(repo_ro
     assert matrix.to_json() == '{"include":[]}'
 
 
-def test_an_enabled_endpoint_gives_every_workload_on_every_runner(tmp_path: Path) -> None:
-    write_endpoint(tmp_path)
-    jobs = include(build_matrix(tmp_path, None, None, None, 1).to_json())
+def test_an_enabled_endpoint_gives_every_workload_on_every_runner(endpoints: Path) -> None:
+    write_endpoint(endpoints)
+    jobs = include(build_matrix(endpoints, None, None, None, 1).to_json())
     assert [(j["workload"], j["runner"], j["region"]) for j in jobs] == [
         ("chat-short", "bench-us-east", "us-east"),
         ("chat-short", "bench-eu-west", "eu-west"),
@@ -77,68 +95,68 @@ def test_an_enabled_endpoint_gives_every_workload_on_every_runner(tmp_path: Path
     assert jobs[0]["slug"] == "acme--chat-short--bench-us-east--us-east--1of1"
 
 
-def test_shards_multiply_the_jobs_and_number_them_one_based(tmp_path: Path) -> None:
-    write_endpoint(tmp_path)
-    jobs = include(build_matrix(tmp_path, None, "chat-short", "eu-west", 3).to_json())
+def test_shards_multiply_the_jobs_and_number_them_one_based(endpoints: Path) -> None:
+    write_endpoint(endpoints)
+    jobs = include(build_matrix(endpoints, None, "chat-short", "eu-west", 3).to_json())
     assert [j["shard"] for j in jobs] == ["1/3", "2/3", "3/3"]
     assert len({j["slug"] for j in jobs}) == 3
 
 
-def test_disabled_endpoints_are_left_out_and_filters_narrow_the_rest(tmp_path: Path) -> None:
-    write_endpoint(tmp_path, "acme")
-    write_endpoint(tmp_path, "other", enabled=False)
-    write_endpoint(tmp_path, "third", key="null")
-    assert len(include(build_matrix(tmp_path, None, None, None, 2).to_json())) == 2 * 2 * 2 * 2
-    only = include(build_matrix(tmp_path, "third", None, "us-east", 1).to_json())
+def test_disabled_endpoints_are_left_out_and_filters_narrow_the_rest(endpoints: Path) -> None:
+    write_endpoint(endpoints, "acme")
+    write_endpoint(endpoints, "other", enabled=False)
+    write_endpoint(endpoints, "third", key="null")
+    assert len(include(build_matrix(endpoints, None, None, None, 2).to_json())) == 2 * 2 * 2 * 2
+    only = include(build_matrix(endpoints, "third", None, "us-east", 1).to_json())
     assert [(j["endpoint"], j["workload"], j["api_key_env"]) for j in only] == [
         ("third", "chat-short", ""),
         ("third", "weather-single-call", ""),
     ]
-    assert build_matrix(tmp_path, "other", None, None, 1).empty
-    assert build_matrix(tmp_path, None, None, "ap-south", 1).empty
+    assert build_matrix(endpoints, "other", None, None, 1).empty
+    assert build_matrix(endpoints, None, None, "ap-south", 1).empty
 
 
-def test_a_bad_endpoint_file_is_one_line_naming_the_file_and_field(tmp_path: Path) -> None:
-    path = write_endpoint(tmp_path)
+def test_a_bad_endpoint_file_is_one_line_naming_the_file_and_field(endpoints: Path) -> None:
+    path = write_endpoint(endpoints)
     path.write_text(path.read_text().replace("division: serviced", "division: cloudy"))
     with pytest.raises(InputError) as caught:
-        build_matrix(tmp_path, None, None, None, 1)
+        build_matrix(endpoints, None, None, None, 1)
     message = str(caught.value)
     assert "\n" not in message
     assert "acme.yaml:/division" in message
 
 
 def test_a_key_variable_that_would_shadow_the_runner_environment_is_refused(
-    tmp_path: Path,
+    endpoints: Path,
 ) -> None:
-    write_endpoint(tmp_path, key="GITHUB_TOKEN")
+    write_endpoint(endpoints, key="GITHUB_TOKEN")
     with pytest.raises(InputError, match="reserved environment variable"):
-        build_matrix(tmp_path, None, None, None, 1)
+        build_matrix(endpoints, None, None, None, 1)
 
 
-def test_shard_counts_outside_one_to_sixty_four_are_refused(tmp_path: Path) -> None:
+def test_shard_counts_outside_one_to_sixty_four_are_refused(endpoints: Path) -> None:
     with pytest.raises(InputError, match="--shards"):
-        build_matrix(tmp_path, None, None, None, 0)
+        build_matrix(endpoints, None, None, None, 0)
     with pytest.raises(InputError, match="--shards"):
-        build_matrix(tmp_path, None, None, None, 65)
+        build_matrix(endpoints, None, None, None, 65)
 
 
-def test_a_matrix_over_githubs_256_jobs_is_refused(tmp_path: Path) -> None:
-    write_endpoint(tmp_path)
+def test_a_matrix_over_githubs_256_jobs_is_refused(endpoints: Path) -> None:
+    write_endpoint(endpoints)
     # 2 workloads x 2 runners x 64 shards = 256 jobs: allowed; one more endpoint doubles it.
-    assert len(build_matrix(tmp_path, None, None, None, 64).jobs) == 256
-    write_endpoint(tmp_path, "second")
+    assert len(build_matrix(endpoints, None, None, None, 64).jobs) == 256
+    write_endpoint(endpoints, "second")
     with pytest.raises(InputError, match="512 matrix jobs"):
-        build_matrix(tmp_path, None, None, None, 64)
+        build_matrix(endpoints, None, None, None, 64)
 
 
-def test_the_cli_prints_the_matrix_and_errors_as_one_line(tmp_path: Path) -> None:
-    write_endpoint(tmp_path)
+def test_the_cli_prints_the_matrix_and_errors_as_one_line(endpoints: Path) -> None:
+    write_endpoint(endpoints)
     runner = CliRunner()
-    ok = runner.invoke(main, ["matrix", "--endpoints", str(tmp_path), "--region", "us-east"])
+    ok = runner.invoke(main, ["matrix", "--endpoints", str(endpoints), "--region", "us-east"])
     assert ok.exit_code == 0, ok.output
     assert [j["runner"] for j in include(ok.output)] == ["bench-us-east", "bench-us-east"]
-    bad = runner.invoke(main, ["matrix", "--endpoints", str(tmp_path / "missing")])
+    bad = runner.invoke(main, ["matrix", "--endpoints", str(endpoints / "missing")])
     assert bad.exit_code == 1
     assert "no such folder" in bad.output
 

@@ -258,10 +258,12 @@ def test_endpoint_files_need_a_variable_name_and_no_key(tmp_path: Path) -> None:
     leaked = dict(good, request={"headers": {"Authorization": "Bearer 9f8e7d6c5b4a39281706AbCdEf"}})
     path.write_text(json.dumps(leaked))
     findings = validate_paths([path]).findings
+    # a literal header value is refused twice: it looks like a key, and only ${NAME} is allowed
     assert [(f.check, f.pointer) for f in findings] == [
-        ("secret.suspected", "/request/headers/Authorization")
+        ("secret.suspected", "/request/headers/Authorization"),
+        ("schema.pattern", "/request/headers/Authorization"),
     ]
-    assert "9f8e7d6c" not in findings[0].line(), "the suspected key is never echoed"
+    assert all("9f8e7d6c" not in f.line() for f in findings), "the suspected key is never echoed"
     hourly = dict(good, pricing={"usd_per_hour": 2.0, "effective_date": "2026-01-01"})
     path.write_text(json.dumps(hourly))
     assert checks_of(validate_paths([path]).findings) == {"price.serviced-per-token"}

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 import yaml
 
 from runner.matrix import MatrixJob
+from tests import workflow_steps
 from tests.conftest import ROOT, need
 
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
@@ -153,18 +155,28 @@ def test_every_workflow_has_a_concurrency_group(name: str) -> None:
     assert concurrency["cancel-in-progress"] is expected
 
 
-def test_the_comment_workflow_never_checks_out_or_runs_code() -> None:
+def test_the_comment_workflow_runs_only_the_base_branchs_renderer() -> None:
     document = WORKFLOWS["submission-comment.yml"]
     assert set(document["on"]) == {"workflow_run"}
     assert document["on"]["workflow_run"]["workflows"] == ["submission"]
     uses = [str(step.get("uses", "")) for _, step in steps(document)]
-    assert not any(u.startswith("actions/checkout@") for u in uses)
-    assert [u.split("@")[0] for u in uses if u] == ["actions/download-artifact"]
+    assert [u.split("@")[0] for u in uses if u] == ["actions/checkout",
+                                                    "actions/download-artifact"]
+    checkout = next(s for _, s in steps(document) if "actions/checkout@" in s.get("uses", ""))
+    # the default branch the workflow runs from, never the pull request's head
+    assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+    assert checkout["with"]["persist-credentials"] is False
+    assert checkout["with"]["sparse-checkout"].split() == ["epcore", "generator"]
     scripts = "\n".join(step.get("run", "") for _, step in steps(document))
     # Commands in command position: at a line's start or after ; | & ( $(
-    ran = re.findall(r"(?:^|[;|&(])\s*(pip|python3?|epbench|npm|npx|node|make|git|bash|sh|"
-                     r"source|eval|\.)(?=\s)", scripts, flags=re.MULTILINE)
-    assert ran == [], ran
+    ran = re.findall(r"(?:^|[;|&(])\s*(?:[A-Z_]+=\S+\s+)?(pip|python3?|epbench|npm|npx|node|make|"
+                     r"git|bash|sh|source|eval|\.)(?=\s)", scripts, flags=re.MULTILINE)
+    assert ran == ["python3"], ran
+    assert 'PYTHONPATH="$GITHUB_WORKSPACE/base" python3 -P -m generator.comment' in scripts
+    assert "report.md" not in scripts  # no Markdown from the artifact
+    render = next(s for _, s in steps(document)
+                  if s.get("name") == "Render the comment with the base branch's code")
+    assert "GH_TOKEN" not in render.get("env", {})  # the token is never beside artifact data
 
 
 def test_the_comment_workflow_checks_the_pr_number_and_finds_its_comment_by_marker() -> None:
@@ -187,7 +199,7 @@ def test_the_submission_workflow_validates_with_the_base_branchs_code() -> None:
     assert checkouts[0]["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
     script = "\n".join(s.get("run", "") for _, s in steps(document))
     assert "pip install ./base" in script
-    assert 'epbench validate --changed-since "origin/$BASE_REF" --format markdown' in script
+    assert 'epbench validate --changed-since "origin/$BASE_REF" --format json' in script
     upload = next(s for _, s in steps(document) if "upload-artifact" in s.get("uses", ""))
     assert upload["with"]["name"] == "validation-report"
     assert upload["if"] == "${{ !cancelled() }}"  # uploaded on rejection too
@@ -245,105 +257,64 @@ def test_ci_runs_every_check_the_issue_lists() -> None:
         assert command in scripts, command
 
 
-# --- the scripts inside the steps, run here with a stand-in `gh` ---
+# --- the scripts inside the steps, run here with a stand-in `gh` (tests/workflow_steps.py) ---
 
-FAKE_GH = """#!/usr/bin/env bash
-printf '%s\\n' "$*" >> "$FAKE_LOG"
-prev=""
-for arg in "$@"; do
-  if [ "$prev" = "--input" ]; then cp "$arg" "$FAKE_PAYLOAD"; fi
-  prev="$arg"
-done
-case "$*" in
-  *"/pulls/"*) echo "$FAKE_HEAD" ;;
-  *"--paginate"*) if [ -n "$FAKE_EXISTING" ]; then echo "$FAKE_EXISTING"; fi ;;
-esac
-exit 0
-"""
-
-
-def step_named(workflow: str, job: str, name: str) -> dict[str, Any]:
-    return next(s for s in WORKFLOWS[workflow]["jobs"][job]["steps"] if s.get("name") == name)
-
-
-def run_step(step: dict[str, Any], env: dict[str, str],
-             cwd: Path) -> subprocess.CompletedProcess[str]:
-    bash = shutil.which("bash")
-    assert bash is not None
-    full = {"PATH": os.environ["PATH"], "HOME": str(cwd), **env}
-    return subprocess.run([bash, "-e", "-c", step["run"]], cwd=cwd, env=full,
-                          capture_output=True, text=True, timeout=120, check=False)
+REPORT = {"kind": "validation-report", "schema_version": 1, "blocking": True,
+          "summary": {}, "files": [{"path": "results/a/b/c.json", "kind": "result",
+                                    "status": "rejected"}],
+          "findings": [{"file": "results/a/b/c.json", "pointer": "/run_id",
+                        "check": "schema.pattern", "severity": "reject",
+                        "message": "bad run id", "fix": "fix it"}]}
 
 
 @pytest.fixture
 def comment_env(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    gh = bin_dir / "gh"
-    gh.write_text(FAKE_GH)
-    gh.chmod(0o755)
-    report = tmp_path / "report"
-    report.mkdir()
-    (report / "pr-number").write_text("17\n")
-    (report / "report.md").write_text("## epbench validation: changes needed\n| a | b |\n")
-    return {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path),
-        "FAKE_LOG": str(tmp_path / "gh.log"), "FAKE_PAYLOAD": str(tmp_path / "sent.json"),
-        "FAKE_HEAD": "abc123", "FAKE_EXISTING": "", "GH_TOKEN": "x", "REPO": "o/r",
-        "HEAD_SHA": "abc123", "RUN_URL": "https://github.com/o/r/actions/runs/1",
-    }
-
-
-COMMENT_STEP = ("submission-comment.yml", "comment", "Post or update the sticky comment")
-
-
-def test_the_comment_step_posts_a_new_comment_whose_body_comes_from_a_file(
-    tmp_path: Path, comment_env: dict[str, str],
-) -> None:
     if shutil.which("jq") is None:
         need("jq is not installed (apt-get install jq; GitHub's runners have it)")
-    done = run_step(step_named(*COMMENT_STEP), comment_env, tmp_path)
-    assert done.returncode == 0, done.stderr
-    calls = (tmp_path / "gh.log").read_text().splitlines()
-    assert calls[0] == "api repos/o/r/pulls/17 --jq .head.sha"
-    assert calls[-1] == (
+    return workflow_steps.comment_env(tmp_path, REPORT)
+
+
+def test_the_comment_job_posts_a_new_comment_whose_body_comes_from_a_file(
+    tmp_path: Path, comment_env: dict[str, str],
+) -> None:
+    job = workflow_steps.run_comment_job(comment_env, tmp_path)
+    assert [p.returncode for p in job.steps] == [0, 0, 0], [p.stderr for p in job.steps]
+    assert job.calls[0] == "api repos/o/r/pulls/17 --jq .head.sha"
+    assert job.calls[-1] == (
         f"api --method POST repos/o/r/issues/17/comments --input {tmp_path}/payload.json --silent"
     )
-    body = json.loads((tmp_path / "sent.json").read_text())["body"]
-    assert body.startswith("<!-- epbench-validation-report -->\n## epbench validation")
-    assert "commit abc123" in body
+    assert job.body is not None
+    assert job.body.startswith("<!-- epbench-validation-report -->\n## epbench validation: "
+                               "changes needed")
+    assert "commit abc123" in job.body and "bad run id" in job.body
 
 
-def test_the_comment_step_updates_its_earlier_comment(
+def test_the_comment_job_updates_its_earlier_comment(
     tmp_path: Path, comment_env: dict[str, str],
 ) -> None:
-    if shutil.which("jq") is None:
-        need("jq is not installed (apt-get install jq; GitHub's runners have it)")
-    done = run_step(step_named(*COMMENT_STEP), {**comment_env, "FAKE_EXISTING": "555"}, tmp_path)
-    assert done.returncode == 0, done.stderr
-    last = (tmp_path / "gh.log").read_text().splitlines()[-1]
-    assert last.startswith("api --method PATCH repos/o/r/issues/comments/555 ")
+    job = workflow_steps.run_comment_job({**comment_env, "FAKE_EXISTING": "555"}, tmp_path)
+    assert job.calls[-1].startswith("api --method PATCH repos/o/r/issues/comments/555 ")
 
 
 @pytest.mark.parametrize("number", ["17; touch PWNED", "$(touch PWNED)", "-1", "", "12345678901"])
-def test_the_comment_step_refuses_a_pr_number_that_is_not_digits(
+def test_the_comment_job_refuses_a_pr_number_that_is_not_digits(
     tmp_path: Path, comment_env: dict[str, str], number: str,
 ) -> None:
     (tmp_path / "report" / "pr-number").write_text(number)
-    done = run_step(step_named(*COMMENT_STEP), comment_env, tmp_path)
-    assert done.returncode == 1
-    assert "not a pull request number" in done.stdout
+    job = workflow_steps.run_comment_job(comment_env, tmp_path)
+    assert [p.returncode for p in job.steps] == [1]
+    assert "not a pull request number" in job.steps[0].stdout
     assert not (tmp_path / "PWNED").exists()
-    assert not (tmp_path / "gh.log").exists()  # no API call at all
+    assert job.calls == []  # no API call at all
 
 
-def test_the_comment_step_will_not_comment_on_a_pr_at_another_commit(
+def test_the_comment_job_will_not_comment_on_a_pr_at_another_commit(
     tmp_path: Path, comment_env: dict[str, str],
 ) -> None:
-    done = run_step(step_named(*COMMENT_STEP), {**comment_env, "FAKE_HEAD": "f00"}, tmp_path)
-    assert done.returncode == 0
-    assert "now at another commit" in done.stdout
-    assert len((tmp_path / "gh.log").read_text().splitlines()) == 1  # only the lookup
+    job = workflow_steps.run_comment_job({**comment_env, "FAKE_HEAD": "f00"}, tmp_path)
+    assert [p.returncode for p in job.steps] == [0]
+    assert "now at another commit" in job.steps[0].stdout
+    assert len(job.calls) == 1 and job.body is None  # only the lookup
 
 
 def test_the_submission_step_keeps_the_report_and_exit_code_when_validate_rejects(
@@ -367,11 +338,16 @@ def test_the_submission_step_keeps_the_report_and_exit_code_when_validate_reject
     output = tmp_path / "output"
     env = {"RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(output),
            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "BASE_REF": "main",
-           "PR_NUMBER": "17"}
-    done = run_step(step_named("submission.yml", "validate",
-                               "Validate what the pull request adds or changes"), env, repo)
+           "PR_NUMBER": "17", "PYTHONPATH": str(ROOT),  # this checkout's epbench, and the
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # python it runs on
+    done = workflow_steps.run_step(workflow_steps.step_named(
+        "submission.yml", "validate", "Validate what the pull request adds or changes"),
+        env, repo)
     assert done.returncode == 0, done.stderr  # the step succeeds; a later step fails the job
     assert output.read_text() == "exit-code=1\n"
     assert (tmp_path / "report" / "pr-number").read_text() == "17\n"
-    report = (tmp_path / "report" / "report.md").read_text()
-    assert "results/mallory/broken.json" in report and "invalid JSON" in report
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert [(f["file"], f["check"]) for f in report["findings"]] == [
+        (str(repo / "results" / "mallory" / "broken.json"), "file.syntax")]
+    summary = (tmp_path / "summary").read_text()  # rendered by the base branch's renderer
+    assert "broken.json" in summary and "changes needed" in summary

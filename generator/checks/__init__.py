@@ -22,6 +22,7 @@ from generator.checks import (
     secrets,
 )
 from generator.checks.base import CHECKS, Check
+from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from generator.checks.layout import check_layout
 from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
 
@@ -65,6 +66,8 @@ def check_result(
     out += division.check_division(result["endpoint"], file, "/endpoint")
     out += division.check_ranking(result, file)
     out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
+    out += secrets.check_header_values(result, file)
+    out += check_identity(result, file, RESULT_FIELDS)
     out += check_layout(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
@@ -78,6 +81,7 @@ def check_endpoint(
     return [
         *division.check_division(endpoint, file),
         *secrets.check_key_env(endpoint, file),
+        *check_identity(endpoint, file, ENDPOINT_FIELDS),
         *schedule.check_schedule(endpoint, file, project),
     ]
 

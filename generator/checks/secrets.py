@@ -1,22 +1,32 @@
 """No file may carry something that looks like a credential.
 
 Endpoint files name the environment variable that holds a key (`api_key_env`), never the key.
-Every string in every document is scanned for well-known key shapes (OpenAI-style `sk-...`,
-GitHub `ghp_...`, AWS `AKIA...`, Slack `xox.-`, `Bearer <token>`, MLCommons `mlc_...`) and for
-long high-entropy tokens (32+ characters mixing upper case, lower case and digits).
-Hex digests (sha256, git shas) are all lower case and do not match.
+Every string (and key) in every document is scanned with the rules of `epcore.credentials`:
+well-known key prefixes, random hex runs (a 32-digit lower-case hex key is Azure's shape) and
+long high-entropy base64-like tokens. A hex run is accepted only where the document holds a
+digest or an id made from one: under a key named like `sha256`, `git_sha`, `commit`, `digest`
+or `run_id` (importers derive run ids from a hash of the run).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections import Counter
 from typing import Any
 
+from epcore.credentials import (
+    TOKEN,
+    entropy,
+    has_key_shape,
+    hex_runs,
+    looks_like_secret,
+    token_is_secret,
+)
 from epcore.findings import Finding, pointer_from_path
+from epcore.secret_binding import reserved_env
 from generator.checks.base import check
+
+__all__ = ["KEY_ENV", "SECRET", "check_key_env", "entropy", "looks_like_secret", "scan"]
 
 SECRET = check(
     "secret.suspected", "reject", "no value looks like an API key or token",
@@ -28,39 +38,29 @@ KEY_ENV = check(
     "set api_key_env to a variable name such as ACME_API_KEY and export the key in your shell",
 )
 
-_KEY_SHAPES = re.compile(
-    r"(?:\bsk-[A-Za-z0-9_-]{16,}|\bghp_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
-    r"|\bAKIA[0-9A-Z]{16}\b|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bmlc_[A-Za-z0-9_-]{16,}"
-    r"|\bBearer\s+[A-Za-z0-9._~+/=-]{16,}|\bhf_[A-Za-z0-9]{20,})"
-)
-_PREFIXES = ("sk-", "ghp_", "github_pat_", "AKIA", "xox", "mlc_", "Bearer", "hf_")
-_TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
-MIN_ENTROPY_BITS = 4.0
+_DIGEST_KEY = re.compile(r"(?:^|_)(?:id|sha|sha1|sha256|sha512|digest|commit|hash)$")
+_DIGEST_BEFORE = re.compile(r'"([A-Za-z0-9_]{1,40})"\s*:\s*"$')
 MAX_STRINGS = 100_000
 
 
-def entropy(text: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts = Counter(text)
-    return -sum(c / len(text) * math.log2(c / len(text)) for c in counts.values())
+def _digest_key(key: object) -> bool:
+    return isinstance(key, str) and bool(_DIGEST_KEY.search(key.lower()))
 
 
-def looks_like_secret(text: str) -> bool:
-    """True for a known key shape, or a long token mixing cases and digits with high entropy."""
-    if _has_key_shape(text):
+def _suspicious(text: str) -> bool:
+    """The fast pass over a document's JSON text: anything that might be a credential? Hex
+    runs that are the values of digest keys (`"sha256": "..."`) do not count."""
+    if has_key_shape(text):
         return True
-    return any(_token_is_secret(token) for token in _TOKEN.findall(text))
-
-
-def _has_key_shape(text: str) -> bool:
-    """A well-known key shape (substring prefilter first: the regex is the slow part)."""
-    return any(prefix in text for prefix in _PREFIXES) and bool(_KEY_SHAPES.search(text))
-
-
-def _token_is_secret(token: str) -> bool:
-    return (any(c.isupper() for c in token) and any(c.islower() for c in token)
-            and any(c.isdigit() for c in token) and entropy(token) >= MIN_ENTROPY_BITS)
+    for token in TOKEN.finditer(text):
+        if token_is_secret(token.group()):
+            return True
+        for run in hex_runs(text, token):
+            key = _DIGEST_BEFORE.search(text, max(0, run.start() - 80), run.start())
+            if key is None or not _digest_key(key.group(1)):
+                return True
+    return False
 
 
 def scan(document: Any, file: str, text: str | None = None) -> list[Finding]:
@@ -71,9 +71,7 @@ def scan(document: Any, file: str, text: str | None = None) -> list[Finding]:
     name each place."""
     if text is None or "\\" in text:  # escapes could hide a key from a scan of the raw text
         text = json.dumps(document, ensure_ascii=False)
-    if not _has_key_shape(text) and not any(
-        _token_is_secret(token) for token in _TOKEN.findall(text)
-    ):
+    if not _suspicious(text):
         return []
     out: list[Finding] = []
     stack: list[tuple[Any, list[str | int]]] = [(document, [])]
@@ -89,18 +87,42 @@ def scan(document: Any, file: str, text: str | None = None) -> list[Finding]:
                 stack.append((value, [*where, key]))
         elif isinstance(item, list):
             stack.extend((v, [*where, i]) for i, v in enumerate(item))
-        elif isinstance(item, str) and looks_like_secret(item):
+        elif isinstance(item, str) and looks_like_secret(
+                item, digest=bool(where) and _digest_key(where[-1])):
             out.append(SECRET.at(file, pointer_from_path(where),
                                  "this value looks like an API key or token (not shown)"))
     return out
 
 
 def check_key_env(endpoint: dict[str, Any], file: str, pointer: str = "") -> list[Finding]:
-    """api_key_env names a variable; it is not the key itself."""
+    """api_key_env names a variable, not the key itself, and not one `epbench matrix` refuses
+    (`epcore.secret_binding.reserved_env`)."""
     value = endpoint.get("api_key_env")
     if value is None:
         return []
     if not isinstance(value, str) or not _ENV_NAME.match(value) or looks_like_secret(value):
         return [KEY_ENV.at(file, f"{pointer}/api_key_env",
                            "api_key_env is not an environment variable name")]
+    if reserved_env(value):
+        return [KEY_ENV.at(file, f"{pointer}/api_key_env",
+                           f"{value!r} is a reserved environment variable name (the benchmark "
+                           "job would export the key over it)",
+                           "name the key's own variable, e.g. ACME_API_KEY")]
+    return []
+
+
+HEADER_VALUES = check(
+    "secret.header-values", "reject", "a result keeps the names of the headers a run sent, "
+    "never their values",
+    "re-run with a current epbench (it stores `request.header_names`), or replace "
+    "`request.headers` with `header_names` listing the names only",
+)
+
+
+def check_header_values(result: dict[str, Any], file: str) -> list[Finding]:
+    """A result must not carry `endpoint.request.headers` (values); names only."""
+    request = (result.get("endpoint") or {}).get("request") or {}
+    if "headers" in request:
+        return [HEADER_VALUES.at(file, "/endpoint/request/headers",
+                                 "the result stores header values (not shown)")]
     return []

@@ -1,19 +1,22 @@
 """A result's workload sha256 matches a version of that workload in workloads/.
 
 The current file's bytes are hashed first; when they differ, the file's git history is
-searched (`git log --format=%H -- <file>`, then `git show <commit>:<file>` for each), and every
-hash is cached, so a tree of 10,000 results reads each workload's history once. Nothing from a
-file is ever executed: git is called with a fixed argument list and no shell.
+searched (`git log --format=%H -- <file>`, then `git cat-file blob <commit>:<file>` for each),
+and every hash is cached, so a tree of 10,000 results reads each workload's history once.
+
+git runs only on the checkout that holds the `workloads/` folder, named explicitly
+(`epcore.git`): never on a repository git would discover from the workload's own folder, which
+a pull request can fill with a `HEAD`, `objects/` and a `config` naming a program to run.
 """
 
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from epcore.findings import Finding
+from epcore.git import GitError, run_git
 from epcore.paths import shipped
 from generator.checks.base import check
 
@@ -36,14 +39,11 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _git(cwd: Path, *args: str) -> bytes | None:
+def _git(root: Path, *args: str) -> bytes | None:
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=GIT_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
+        return run_git(root, *args, timeout=GIT_TIMEOUT_S)
+    except GitError:
         return None
-    return done.stdout if done.returncode == 0 else None
 
 
 class WorkloadIndex:
@@ -85,13 +85,16 @@ class WorkloadIndex:
         return self._history[path]
 
     def _read_history(self, path: Path) -> list[str]:
-        folder = path.parent
-        log = _git(folder, "log", f"--max-count={MAX_HISTORY}", "--format=%H", "--", path.name)
+        # <root>/workloads/<kind>/<file>: root is the checkout, when it is one
+        root = path.parent.parent.parent
+        rel = path.relative_to(root).as_posix()
+        log = _git(root, "log", "--no-show-signature", f"--max-count={MAX_HISTORY}",
+                   "--format=%H", "--", rel)
         if not log:
             return []
         shas = []
         for commit in log.decode("ascii", "replace").split():
-            data = _git(folder, "show", f"{commit}:./{path.name}")
+            data = _git(root, "cat-file", "blob", f"{commit}:{rel}")
             if data is not None:
                 shas.append(sha256_bytes(data))
         return shas

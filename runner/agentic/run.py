@@ -97,7 +97,7 @@ def run_agentic_workload(
             return section
 
     try:
-        with Journal(run_dir / JOURNAL_FILE) as journal:
+        with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
             agentic = run_async(go(journal))
     except KeyboardInterrupt:
         say(f"finish this run with: epbench run --resume {run_dir}")

@@ -1,0 +1,130 @@
+"""Which files may sit in the data folders: documents epbench knows, and nothing else.
+
+`results/`, `workloads/` and `endpoints/` come from pull requests, and anything else found there
+is either a mistake or an attack: a `HEAD`, `objects/` and `config` make a folder a git
+repository whose config names programs; a symbolic link points the validator at another file
+or folder; a dot-file or an unknown extension hides from tools that look for documents.
+
+    results/     <...>/<name>.json                  a result
+                 <...>/<name>.events.jsonl.gz       its journal, beside <name>.json
+    workloads/   <...>/<name>.yaml|.yml|.json       a workload
+    endpoints/   <name>.yaml|.yml|.json             an endpoint file
+                 <name>.yaml.example (...)          a template, not checked
+
+Every other file, every hidden file or folder, and every symbolic link is rejected with one
+line naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Literal
+
+from epcore.findings import Finding
+from generator.checks.base import check
+
+DATA_FOLDERS = ("results", "workloads", "endpoints")
+DOCUMENT_SUFFIXES = {
+    "results": (".json",),
+    "workloads": (".yaml", ".yml", ".json"),
+    "endpoints": (".yaml", ".yml", ".json"),
+}
+JOURNAL_SUFFIX = ".events.jsonl.gz"
+TEMPLATE_SUFFIXES = (".yaml.example", ".yml.example", ".json.example")
+
+UNKNOWN = check(
+    "file.unknown", "reject",
+    "results/, workloads/ and endpoints/ hold only the documents epbench knows",
+    "remove the file: results/ holds <name>.json results and their <name>.events.jsonl.gz "
+    "journals, workloads/ and endpoints/ hold .yaml, .yml or .json documents",
+)
+HIDDEN = check(
+    "file.hidden", "reject", "no hidden file or folder (a name starting with '.') in a data folder",
+    "remove it (git's own files, editor files and dot-folders never belong in a data folder)",
+)
+SYMLINK = check(
+    "file.symlink", "reject", "no symbolic link in a data folder (to a file or to a folder)",
+    "commit the file itself, not a link to it",
+)
+
+Kind = Literal["document", "journal", "template"]
+
+
+def _place(path: Path | str) -> tuple[str, list[str]] | None:
+    """(data folder name, the parts of `path` below it), for the nearest enclosing one."""
+    parts = os.path.abspath(path).split(os.sep)
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index] in DATA_FOLDERS:
+            return parts[index], parts[index + 1:]
+    return None
+
+
+def data_folder_of(path: Path) -> tuple[str, Path] | None:
+    """The data folder (`results`, `workloads` or `endpoints`) `path` lies in, nearest first."""
+    place = _place(path)
+    if place is None:
+        return None
+    name, below = place
+    return name, Path(os.path.abspath(path)).parents[len(below) - 1]
+
+
+def in_data_folder(folder: Path) -> bool:
+    """True when `folder` is a data folder or lies inside one."""
+    return Path(folder).name in DATA_FOLDERS or _place(folder) is not None
+
+
+def classify(path: Path, display: str) -> Kind | Finding:
+    """What a file in a data folder is, or the finding that rejects it. A path outside the data
+    folders is a document (the caller named it; its content decides)."""
+    place = _place(path)
+    if place is None:
+        return "document"
+    name, below = place
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = 0  # gone (a deletion is reported elsewhere): judged by its name
+    if stat.S_ISLNK(mode):
+        what = "folder" if os.path.isdir(path) else "file"
+        return SYMLINK.at(display, "", f"a symbolic link to a {what} in {name}/ (not followed)")
+    hidden = next((part for part in below if part.startswith(".")), None)
+    if hidden is not None:
+        return HIDDEN.at(display, "", f"{hidden!r} is hidden (its name starts with '.') "
+                                      f"in {name}/")
+    if stat.S_ISDIR(mode):
+        return UNKNOWN.at(display, "", f"a folder where a file was expected in {name}/")
+    base = below[-1]
+    if name == "results" and base.endswith(JOURNAL_SUFFIX) and len(base) > len(JOURNAL_SUFFIX):
+        result = Path(path).with_name(base[: -len(JOURNAL_SUFFIX)] + ".json")
+        if os.path.isfile(result) and not os.path.islink(result):
+            return "journal"
+        return UNKNOWN.at(display, "", f"a journal with no result beside it ({result.name})")
+    if name == "endpoints" and base.endswith(TEMPLATE_SUFFIXES):
+        return "template"
+    if base.endswith(DOCUMENT_SUFFIXES[name]):
+        return "document"
+    return UNKNOWN.at(display, "", f"{name}/ does not hold files like this one "
+                                   f"({_shape(base)})")
+
+
+def _shape(name: str) -> str:
+    suffix = "".join(Path(name).suffixes)[-24:]
+    return f"extension {suffix!r}" if suffix else "no extension"
+
+
+def walk(root: Path) -> list[Path]:
+    """Every entry under a data folder that is not a plain folder: files, symbolic links (to
+    files or folders, never followed), FIFOs, hidden files and hidden folders (not entered),
+    in a stable order."""
+    found: list[Path] = []
+    if os.path.islink(root):
+        return [root]
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        base = Path(folder)
+        # a link to a folder and a hidden folder are one entry each, never entered
+        entries = [d for d in dirs if os.path.islink(base / d) or d.startswith(".")]
+        dirs[:] = sorted(d for d in dirs if d not in entries)
+        found.extend(base / name for name in sorted([*files, *entries]))
+    return found
