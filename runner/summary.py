@@ -101,7 +101,8 @@ def summarize_point(
         goodput_rps=round(throughput.goodput_rps(measured, slo, window_s), _DIGITS),
         retries=retry_cost(records),
     )
-    out["tokens"]["input_source"] = _input_source(measured, measured_input)
+    if any("input_source" in r for r in measured):  # journals written before it: as then
+        out["tokens"]["input_source"] = _input_source(measured, measured_input)
     calibration = input_calibration(measured_input)
     if calibration is not None:
         out["input_calibration"] = calibration

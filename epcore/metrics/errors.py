@@ -24,7 +24,8 @@ Precedence: a cap or the deadline ends the request at once and wins; inside a fi
 stream, stream_error, then truncated, then empty. Failed requests are excluded from latency
 percentiles (the `ok` class alone feeds them). The first eight classes are in every result;
 the four added later (`http_other`, `deadline`, `protocol`, `too_large`) are optional in the
-result schema so results written before them still load.
+result schema so results written before them still load, and `count_errors` lists them only
+when one was counted.
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def class_for_status(status: int) -> str | None:
 
 
 def count_errors(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Counts of every error class (all keys, zeros included) over journal records."""
-    counts = dict.fromkeys(ERROR_CLASSES, 0)
+    """Counts per error class over journal records: the classes every result carries, zeros
+    included, and a later class only when it was counted (so a journal written before the
+    later classes existed still gives exactly the counts it gave then)."""
+    counts = dict.fromkeys(CLASSES_IN_EVERY_RESULT, 0)
     for record in records:
         cls = record["class"]
         if cls != OK:
