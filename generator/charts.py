@@ -29,6 +29,7 @@ class ChartSpec:
     reduce: str  # reducer name in board.js
     spec: dict[str, Any]
     alt_columns: list[tuple[str, str]] = field(default_factory=list)
+    fields: tuple[str, ...] = ()  # what a row needs to be drawn (the summary counts those)
 
     def to_config(self) -> dict[str, Any]:
         """What the page's JavaScript needs, for the board's JSON configuration."""
@@ -41,6 +42,7 @@ class ChartSpec:
             "dataset": DATASET,
             "spec": self.spec,
             "alt_columns": [{"key": k, "label": label} for k, label in self.alt_columns],
+            "fields": list(self.fields),
         }
 
 
@@ -49,7 +51,8 @@ def _base() -> alt.Chart:
 
 
 def _finish(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.properties(width="container", height=HEIGHT).to_dict()
+    # No width: board.js sets a pixel width measured once on the page (SITE_DESIGN.md).
+    spec: dict[str, Any] = chart.properties(height=HEIGHT).to_dict()
     # The mode is given to vega-embed; the schema URL would only be a string naming another
     # origin, and the page names none.
     spec.pop("$schema", None)
@@ -90,6 +93,7 @@ def pareto_chart() -> ChartSpec:
         ),
         source="points",
         reduce="frontier",
+        fields=("tps_per_user", "system_tps"),
         spec=_finish(alt.layer(frontier, points)),
         alt_columns=[("series", "endpoint · workload"), ("point", "point"),
                      ("tps_per_user", "tps_per_user"), ("system_tps", "system_tps"),
@@ -116,6 +120,7 @@ def ttft_chart() -> ChartSpec:
         ),
         source="points",
         reduce="ttft_by_concurrency",
+        fields=("concurrency", "ttft_ms_p90"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("concurrency", "concurrency"),
                      ("ttft_ms_p90", "TTFT p90 ms"), ("n", "n")],
@@ -140,6 +145,7 @@ def cost_chart() -> ChartSpec:
         ),
         source="points",
         reduce="cost_by_speed",
+        fields=("tps_per_user", "usd_per_mtok_output"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("point", "point"),
                      ("tps_per_user", "tps_per_user"),
@@ -174,6 +180,7 @@ def success_chart() -> ChartSpec:
         ),
         source="agentic",
         reduce="latest",
+        fields=("decision_ms_p90", "success_rate"),
         spec=_finish(alt.layer(interval, points)),
         alt_columns=[("series", "endpoint · workload"), ("success_rate", "success rate"),
                      ("success_ci_low", "95% low"), ("success_ci_high", "95% high"),
@@ -200,6 +207,7 @@ def retry_chart() -> ChartSpec:
         ),
         source="agentic",
         reduce="retry_by_tag",
+        fields=("usd",),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("tag", "tag"), ("usd", "USD"),
                      ("requests", "requests"), ("tokens", "tokens"), ("seconds", "seconds")],
@@ -223,6 +231,7 @@ def usd_per_success_chart() -> ChartSpec:
         ),
         source="agentic",
         reduce="latest_priced",
+        fields=("usd_per_successful_task",),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"),
                      ("usd_per_successful_task", "USD per successful task"),
@@ -246,12 +255,43 @@ def history_chart() -> ChartSpec:
             "Every filtered result as one point per run date, per endpoint and workload; the "
             "metric is chosen above the chart."
         ),
-        source="runs",
+        source="history",
         reduce="history_metric",
+        fields=("date", "value"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("date", "date"),
                      ("metric", "metric"), ("value", "value"), ("run_id", "run")],
     )
+
+
+def buyer_chart() -> dict[str, Any]:
+    """The home and compare pages' chart: each endpoint's frontier (its newest result's
+    non-dominated points, `on_pareto`) as a step, its other points faint, the point chosen at
+    the reader's target ringed, and a per-user speed target as a vertical rule."""
+    base = _base()
+    frontier = base.transform_filter("datum.kind === 'point' && datum.frontier").mark_line(
+        interpolate="step-before", strokeWidth=2
+    ).encode(
+        x=alt.X("tps_per_user:Q", title="per-user speed (output tokens/s per user)"),
+        y=alt.Y("system_tps:Q", title="system throughput (output tokens/s)"),
+        color=alt.Color("series:N", title="endpoint"),
+        order=alt.Order("tps_per_user:Q"),
+    )
+    points = base.transform_filter("datum.kind === 'point'").mark_point(
+        filled=True, size=45
+    ).encode(
+        x="tps_per_user:Q", y="system_tps:Q", color=alt.Color("series:N", title="endpoint"),
+        opacity=alt.condition("datum.frontier", alt.value(1.0), alt.value(0.3)),
+        tooltip=["series:N", "point:N", "tps_per_user:Q", "system_tps:Q", "ttft_ms_p90:Q",
+                 "usd_per_mtok_output:Q", "run_id:N"],
+    )
+    chosen = base.transform_filter("datum.kind === 'point' && datum.chosen").mark_point(
+        size=260, strokeWidth=2.5, filled=False
+    ).encode(x="tps_per_user:Q", y="system_tps:Q", color=alt.Color("series:N", title="endpoint"))
+    rule = base.transform_filter("datum.kind === 'target'").mark_rule(
+        strokeDash=[6, 4], strokeWidth=1.5, color="#888"
+    ).encode(x="tps_per_user:Q", tooltip=[alt.Tooltip("label:N", title="target")])
+    return _finish(alt.layer(rule, frontier, points, chosen))
 
 
 def charts_for(page: str) -> list[ChartSpec]:

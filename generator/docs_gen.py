@@ -170,6 +170,7 @@ class WorkloadDoc:
     tasks: list[dict[str, Any]]
     file: str
     problem: str = ""
+    page: str = ""  # the workload's own page, relative to the catalogue, when it has one
 
 
 def _text(value: Any) -> str:
@@ -228,9 +229,13 @@ def workload_docs(workloads_root: Path) -> list[WorkloadDoc]:
     return docs
 
 
-def workloads_catalogue(workloads_root: Path) -> str:
-    """The workloads catalogue page."""
-    return render("workloads.md.j2", workloads=workload_docs(workloads_root))
+def workloads_catalogue(workloads_root: Path, pages: frozenset[str] = frozenset()) -> str:
+    """The workloads catalogue page; workloads whose id is in `pages` link to their page."""
+    docs = workload_docs(workloads_root)
+    for doc in docs:
+        if doc.id in pages:
+            doc.page = f"{doc.id}/"
+    return render("workloads.md.j2", workloads=docs)
 
 
 # ---------------------------------------------------------------------------------------------

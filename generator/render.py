@@ -56,9 +56,10 @@ def json_script(value: Any, element_id: str) -> Markup:
     )
 
 
-def fmt_number(value: Any, digits: int = 4) -> str:
-    """A number for a table cell: integers as they are, floats to `digits` significant places;
-    missing values as an em dash."""
+def fmt_number(value: Any, digits: int = 3) -> str:
+    """A number as people read it (as site.js's `fmt`): integers exact with thousands
+    separators, floats to `digits` significant figures (2061.3 -> "2,060", 0.00008687 ->
+    "0.0000869"); missing values as an em dash."""
     if value is None or isinstance(value, str):
         return "—" if value is None else value
     if isinstance(value, bool):
@@ -66,13 +67,15 @@ def fmt_number(value: Any, digits: int = 4) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if math.isnan(value):
+        if not math.isfinite(value):
             return "—"
         if value == 0:
             return "0"
-        if abs(value) >= 10 ** digits:
-            return f"{value:,.0f}"
-        return f"{value:.{digits}g}"
+        rounded = float(f"{value:.{digits}g}")
+        if abs(rounded) >= 1000:
+            return f"{rounded:,.0f}"
+        decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
+        return f"{rounded:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{rounded:.0f}"
     return str(value)
 
 

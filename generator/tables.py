@@ -10,7 +10,6 @@ time") and on the card in the current endpoints/<id>.yaml ("today").
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from generator import cost
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.disclosure import disclosure
+from generator.plain_json import plain_rows
 from generator.report import Report, status_for
 from generator.validate import Checked, validate_documents
 
@@ -410,30 +410,6 @@ def build_tables(results_dir: Path, project: Path) -> Tables:
     return tables_from_checked(checked, report, results_dir, project)
 
 
-def _plain(value: Any) -> Any:
-    """A cell as plain JSON: NaN/NA -> None, numpy scalars -> Python numbers."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A table as a list of plain-JSON row objects."""
-    columns = list(frame.columns)
-    return [
-        {c: _plain(v) for c, v in zip(columns, row, strict=True)}
-        for row in frame.itertuples(index=False, name=None)
-    ]
-
-
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -453,15 +429,19 @@ def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
     written = []
     for name in TABLE_NAMES:
         frame: pd.DataFrame = getattr(tables, name)
-        rows = records(frame)
+        values = plain_rows(frame)
+        columns = [str(c) for c in frame.columns]
+        rows = [dict(zip(columns, row, strict=True)) for row in values]
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
                         encoding="utf-8")
         written.append(path)
-        flat = pd.DataFrame(
-            [{c: _csv_cell(v) for c, v in row.items()} for row in rows],
-            columns=list(frame.columns),
-        )
+        # Only text, list and dict cells need _csv_cell; numbers go through as they are.
+        flat = pd.DataFrame(values, columns=columns)
+        for column in flat.columns:
+            dtype = flat[column].dtype
+            if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+                flat[column] = flat[column].map(_csv_cell)
         csv_path = out_dir / f"{name}.csv"
         flat.to_csv(csv_path, index=False)
         written.append(csv_path)

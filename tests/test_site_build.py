@@ -73,7 +73,7 @@ def test_no_page_loads_a_resource_from_another_origin(site: Path) -> None:
 
 
 def test_every_page_has_a_policy_covering_exactly_its_inline_scripts(site: Path) -> None:
-    from generator.site import script_hashes
+    from generator.csp import script_hashes
 
     for page in _html_pages(site):
         html = page.read_text(encoding="utf-8")
@@ -114,8 +114,26 @@ def test_board_configuration_is_json_that_cannot_close_its_script(site: Path) ->
 
 def test_data_views_are_compact_and_match_the_tables(site: Path) -> None:
     runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
+    history = json.loads((site / "data" / "view" / "history.json").read_text(encoding="utf-8"))
+    index = history["columns"].index("run_id")
+    assert sorted(r[index] for r in history["rows"]) == sorted(r["run_id"] for r in runs)
+    # The boards read the newest result per endpoint x workload x client region.
     view = json.loads((site / "data" / "view" / "runs.json").read_text(encoding="utf-8"))
-    assert len(view["rows"]) == len(runs)
+    latest: dict[tuple[str, str, str], dict] = {}
+    for run in sorted(runs, key=lambda r: (not r["rankable"], r["date"]), reverse=False):
+        key = (run["endpoint_id"], run["workload_id"], run["client_region"] or "")
+        best = latest.get(key)
+        if best is None or (best["rankable"] == run["rankable"] and run["date"] > best["date"]):
+            latest[key] = run
     index = view["columns"].index("run_id")
-    assert sorted(r[index] for r in view["rows"]) == sorted(r["run_id"] for r in runs)
+    assert sorted(r[index] for r in view["rows"]) == sorted(r["run_id"] for r in latest.values())
     assert (site / "data" / "runs.csv").is_file()
+
+
+def test_every_column_definition_links_to_a_section_of_the_methodology_page(site: Path) -> None:
+    from generator.columns import DEFINITIONS
+
+    page = (site / "methodology" / "index.html").read_text(encoding="utf-8")
+    missing = sorted({anchor for _, anchor, _ in DEFINITIONS.values()
+                      if anchor and f'id="{anchor}"' not in page})
+    assert missing == []

@@ -11,6 +11,10 @@ import pandas as pd
 import pytest
 
 from generator import charts, docs_gen
+from generator.csp import HASHES_TOKEN, script_hashes, secure_html
+from generator.latest import latest_runs, latest_views
+from generator.pages import home_context, write_pages
+from generator.plain_json import view_table
 from generator.render import (
     flatten,
     fmt_number,
@@ -19,13 +23,12 @@ from generator.render import (
     run_command,
     safe_json,
 )
-from generator.site import (
-    HASHES_TOKEN,
-    _write_pages,
-    home_context,
-    script_hashes,
-    secure_html,
-    view_table,
+from generator.tables import (
+    AGENTIC_COLUMNS,
+    ENDPOINT_COLUMNS,
+    HISTORY_COLUMNS,
+    POINT_COLUMNS,
+    RUN_COLUMNS,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,8 +50,10 @@ def test_json_script_carries_the_value_and_an_escaped_id() -> None:
 
 
 @pytest.mark.parametrize(("value", "text"), [
-    (1234.5678, "1235"), (0.123456, "0.1235"), (12345.6, "12,346"), (None, "—"),
+    (1234.5678, "1,230"), (0.123456, "0.123"), (12345.6, "12,300"), (None, "—"),
     (7, "7"), (1234567, "1,234,567"), (True, "yes"), (0.0, "0"), (float("nan"), "—"),
+    (0.00008687, "0.0000869"), (0.5, "0.5"), (99.96, "100"), (-2.345, "-2.35"),
+    (150.0, "150"), (float("inf"), "—"),
 ])
 def test_fmt_number_formats_hand_computed_values(value: object, text: str) -> None:
     assert fmt_number(value) == text
@@ -86,31 +91,45 @@ def test_view_table_keeps_known_columns_in_order_with_nulls() -> None:
 
 
 def _tables(rankable: bool = True) -> object:
-    """Three serving runs and one agentic run, by hand."""
+    """Four serving runs (two of one endpoint) and one agentic run, by hand."""
     base = {"provider": "P", "model": "m", "region": "r", "client_region": "c",
-            "submitter": "s", "disclosure_score": 1.0, "hardware": None}
+            "submitter": "s", "disclosure_score": 1.0, "hardware": None,
+            "submitter_relationship": "independent", "source_format": "epbench",
+            "quick": False, "flags": [], "harness_version": "1"}
     runs = pd.DataFrame([
         {**base, "run_id": "run-aaaa1", "endpoint_id": "fast", "division": "serviced",
          "workload_id": "chat-short", "workload_kind": "serving", "date": "2026-11-01",
-         "ttft_p90_ms_best": 90.0, "usd_per_mtok_output": 0.5, "rankable": rankable},
+         "rankable": rankable},
+        {**base, "run_id": "run-aaaa0", "endpoint_id": "fast", "division": "serviced",
+         "workload_id": "chat-short", "workload_kind": "serving", "date": "2026-10-01",
+         "rankable": rankable},
         {**base, "run_id": "run-bbbb2", "endpoint_id": "cheap", "division": "serviced",
-         "workload_id": "chat-short", "workload_kind": "serving", "date": "2026-11-03",
-         "ttft_p90_ms_best": 300.0, "usd_per_mtok_output": 0.1, "rankable": rankable},
+         "workload_id": "chat-long", "workload_kind": "serving", "date": "2026-11-03",
+         "rankable": rankable},
         {**base, "run_id": "run-cccc3", "endpoint_id": "emu", "division": "emulated",
          "workload_id": "chat-short", "workload_kind": "serving", "date": "2026-11-05",
-         "ttft_p90_ms_best": 10.0, "usd_per_mtok_output": 0.01, "rankable": False},
+         "rankable": False},
         {**base, "run_id": "run-dddd4", "endpoint_id": "agent", "division": "serviced",
          "workload_id": "tool", "workload_kind": "agentic", "date": "2026-11-02",
-         "ttft_p90_ms_best": None, "usd_per_mtok_output": None, "rankable": rankable},
+         "rankable": rankable},
     ])
+    ident = ["run_id", "endpoint_id", "provider", "model", "division", "client_region",
+             "workload_id", "date", "rankable"]
+    by_run = runs.set_index("run_id")
+
+    def point(run: str, name: str, user: float, system: float) -> dict[str, object]:
+        row = {k: (run if k == "run_id" else by_run.loc[run, k]) for k in ident}
+        return {**row, "point": name, "tps_per_user": user, "system_tps": system}
+
     points = pd.DataFrame([
-        {"run_id": "run-aaaa1", "point": "c1", "tps_per_user": 50.0, "system_tps": 50.0},
-        {"run_id": "run-aaaa1", "point": "c8", "tps_per_user": 25.0, "system_tps": 200.0},
-        {"run_id": "run-aaaa1", "point": "c32", "tps_per_user": 10.0, "system_tps": 320.0},
-        {"run_id": "run-bbbb2", "point": "c8", "tps_per_user": 21.0, "system_tps": 150.0},
-        {"run_id": "run-cccc3", "point": "c8", "tps_per_user": 99.0, "system_tps": 999.0},
+        point("run-aaaa0", "c1", 40.0, 40.0),
+        point("run-aaaa1", "c1", 50.0, 50.0),
+        point("run-aaaa1", "c8", 25.0, 200.0),
+        point("run-bbbb2", "c8", 21.0, 150.0),
+        point("run-cccc3", "c8", 99.0, 999.0),
     ])
-    agentic = pd.DataFrame([{"run_id": "run-dddd4", "usd_per_successful_task": 0.02,
+    agentic = pd.DataFrame([{**{k: by_run.loc["run-dddd4", k] for k in ident[1:]},
+                             "run_id": "run-dddd4", "usd_per_successful_task": 0.02,
                              "success_rate": 0.75}])
     endpoints = pd.DataFrame([{"endpoint_id": "fast", "provider": "P", "model": "m",
                                "division": "serviced", "output_usd_per_mtok": 0.5,
@@ -120,32 +139,50 @@ def _tables(rankable: bool = True) -> object:
         pass
 
     t = T()
-    t.runs, t.points, t.agentic, t.endpoints = runs, points, agentic, endpoints  # type: ignore[attr-defined]
-    t.history = runs  # type: ignore[attr-defined]
+    # Every column the real tables have (those not set above are empty).
+    t.runs = runs.reindex(columns=RUN_COLUMNS)  # type: ignore[attr-defined]
+    t.points = points.reindex(columns=POINT_COLUMNS)  # type: ignore[attr-defined]
+    t.agentic = agentic.reindex(columns=AGENTIC_COLUMNS)  # type: ignore[attr-defined]
+    t.endpoints = endpoints.reindex(columns=ENDPOINT_COLUMNS)  # type: ignore[attr-defined]
+    t.history = runs.reindex(columns=HISTORY_COLUMNS)  # type: ignore[attr-defined]
     return t
 
 
-def test_home_page_answers_each_question_from_rankable_results() -> None:
+def test_latest_views_keep_the_newest_rankable_run_per_endpoint_workload_and_region() -> None:
+    views = latest_views(_tables())
+    latest = views["latest"]
+    assert sorted(set(latest["run_id"])) == ["run-aaaa1", "run-bbbb2", "run-cccc3"]
+    assert "run-aaaa0" not in set(latest["run_id"])  # an older run of the same endpoint
+    assert set(latest.loc[latest["run_id"] == "run-aaaa1", "submitter_relationship"]) == \
+        {"independent"}  # provenance joined from the runs table
+    assert list(views["latest_agentic"]["run_id"]) == ["run-dddd4"]
+
+
+def test_latest_runs_prefer_an_older_rankable_run_to_a_newer_unrankable_one() -> None:
+    runs = pd.DataFrame([
+        {"run_id": "new", "endpoint_id": "e", "workload_id": "w", "client_region": None,
+         "date": "2026-11-02", "rankable": False},
+        {"run_id": "old", "endpoint_id": "e", "workload_id": "w", "client_region": None,
+         "date": "2026-11-01", "rankable": True},
+    ])
+    assert list(latest_runs(runs)["run_id"]) == ["old"]
+
+
+def test_home_page_offers_the_most_measured_workload_first_with_its_counts() -> None:
     ctx = home_context(_tables())
-    answers = {b["question"]: (b["row"] or {}).get("endpoint_id") for b in ctx["best"]}
-    assert answers == {
-        "Fastest first token (lowest TTFT p90)": "fast",
-        "Most throughput with every user at 20 tokens/s or faster": "fast",  # 200 at 25 tok/s
-        "Cheapest per million output tokens": "cheap",
-        "Best agentic success per dollar": "agent",
-    }
-    throughput = ctx["best"][1]["answer"]
-    assert throughput == "200 tokens/s at 25 tokens/s per user (point c8)"
-    assert ctx["best_note"] == ""
+    picker = ctx["picker"]
+    assert picker["workloads"] == ["chat-short", "chat-long"]  # two endpoints, then one
+    assert picker["defaults"] == {"workload": "chat-short", "target": "speed", "speed": 20.0,
+                                  "ttft": 1000.0}
+    assert picker["sources"]["latest"] == "data/view/latest.json"
+    keys = [c["key"] for c in picker["columns"]]
+    assert keys[:3] == ["rank", "endpoint_id", "system_tps"]
+    cost = next(c for c in picker["columns"] if c["key"] == "usd_per_mtok_output")
+    assert "input and output tokens" in cost["help"]
+    assert cost["anchor"] == "formula-point_cost_usd"
     assert [r["run_id"] for r in ctx["newest"]][:2] == ["run-cccc3", "run-bbbb2"]
-    assert ctx["counts"] == {"runs": 4, "serving": 3, "agentic": 1, "emulated": 1,
+    assert ctx["counts"] == {"runs": 5, "serving": 4, "agentic": 1, "emulated": 1,
                              "endpoints": 4}
-
-
-def test_home_page_falls_back_to_emulated_results_with_a_note() -> None:
-    ctx = home_context(_tables(rankable=False))
-    assert ctx["best"][0]["row"]["endpoint_id"] == "emu"
-    assert "emulated" in ctx["best_note"]
 
 
 def test_result_context_lists_every_point_price_and_disclosure_field() -> None:
@@ -220,11 +257,16 @@ def test_pareto_chart_draws_the_frontier_as_a_step_before_line() -> None:
     assert line["transform"] == [{"filter": "datum.frontier"}]
 
 
-def test_nav_lists_only_the_guides_that_exist(tmp_path: Path) -> None:
+def test_nav_top_level_is_the_header_tabs_with_only_the_guides_that_exist(
+        tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     (docs / "guides").mkdir(parents=True)
     (docs / "guides" / "submit.md").write_text("# Submit\n", encoding="utf-8")
-    nav = _write_pages(docs, _tables(), ROOT)
-    guides = next(entry["Guides"] for entry in nav if "Guides" in entry)
+    nav = write_pages(docs, _tables(), ROOT)
+    assert [next(iter(entry)) for entry in nav] == [
+        "Home", "Serving", "Agentic", "Cost", "History", "Compare", "Workloads", "Methodology",
+        "Submit"]
+    guides = next(entry["Submit"] for entry in nav if "Submit" in entry)
     assert guides == [{"How to submit": "guides/submit.md"}]
+    assert (docs / "compare.md").is_file()
     assert (docs / "serving.md").is_file() and (docs / "runs" / "_shell.md").is_file()

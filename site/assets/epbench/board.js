@@ -16,19 +16,21 @@
     { param: 'hardware', column: 'hardware', label: 'Hardware' },
     { param: 'region', column: 'region', label: 'Endpoint region' },
     { param: 'client_region', column: 'client_region', label: 'Client region' },
-    { param: 'workload', column: 'workload_id', label: 'Workload' }
+    { param: 'workload', column: 'workload_id', label: 'Workload' },
+    { param: 'api', column: 'api', label: 'API' }  // shown once the tables carry an api column
   ];
   var OTHER_PARAMS = ['from', 'to', 'min_disclosure', 'emulated', 'q', 'sort', 'dir', 'chart',
     'metric'];
   var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
     'submitter', 'hardware', 'region', 'client_region', 'division'];
   var PAGE_SIZE = 50;
+  var LONG_TEXT = 24;  // characters: longer text may wrap in its cell
   var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
   var configEl = document.getElementById('epb-board-config');
   var host = document.getElementById('epb-board');
-  if (!configEl || !host) { return; }
+  if (!configEl || !host || !window.epbSite) { return; }
   var config = JSON.parse(configEl.textContent);
 
   var tables = {};          // name -> array of row objects
@@ -41,40 +43,10 @@
   var pending = Promise.resolve();
   var lastPushedSearch = false;
 
-  // ---------------------------------------------------------------- small DOM helpers
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
-    if (attrs) {
-      Object.keys(attrs).forEach(function (key) { node.setAttribute(key, attrs[key]); });
-    }
-    if (text !== undefined && text !== null) { node.textContent = String(text); }
-    return node;
-  }
-
-  // Thousands separators without Intl: toLocaleString costs ~20 us a call, too much for
-  // thousands of cells per filter change.
-  function grouped(n) {
-    var text = String(Math.abs(n));
-    var out = '';
-    while (text.length > 3) {
-      out = ',' + text.slice(-3) + out;
-      text = text.slice(0, -3);
-    }
-    return (n < 0 ? '-' : '') + text + out;
-  }
-
-  function fmt(value) {
-    if (value === null || value === undefined) { return '\u2014'; }
-    if (typeof value === 'boolean') { return value ? 'yes' : 'no'; }
-    if (Array.isArray(value)) { return value.join(', '); }
-    if (typeof value === 'number') {
-      if (Number.isInteger(value)) { return grouped(value); }
-      if (Math.abs(value) >= 10000) { return grouped(Math.round(value)); }
-      return String(Number(value.toPrecision(4)));
-    }
-    if (typeof value === 'object') { return JSON.stringify(value); }
-    return String(value);
-  }
+  // ---------------------------------------------------------------- shared helpers
+  var S = window.epbSite;  // site.js, loaded on every page before this script
+  var el = S.el;
+  var fmt = S.fmt;
 
   // ---------------------------------------------------------------- data
   function toObjects(view) {
@@ -120,13 +92,44 @@
     return s;
   }
 
+  var DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+  // The state the address asks for; each part that cannot be applied is dropped and noted.
   function readUrl() {
     var params = new URLSearchParams(window.location.search);
     var s = defaults();
-    Object.keys(s).forEach(function (key) {
-      if (params.has(key)) { s[key] = params.get(key); }
+    var problems = [];
+    var known = Object.keys(s);
+    params.forEach(function (value, key) {
+      if (known.indexOf(key) < 0) { problems.push('Unknown parameter \u201c' + key + '\u201d was ignored.'); }
     });
-    if (!config.charts.some(function (c) { return c.id === s.chart; })) { s.chart = defaults().chart; }
+    function refuse(key, why) { problems.push(key + '=' + params.get(key) + ': ' + why); }
+    known.forEach(function (key) {
+      if (!params.has(key)) { return; }
+      var v = params.get(key);
+      var filter = FILTERS.filter(function (f) { return f.param === key; })[0];
+      if ((key === 'from' || key === 'to') && v !== '' && !DATE.test(v)) {
+        refuse(key, 'not a date (YYYY-MM-DD); ignored.');
+      } else if (key === 'min_disclosure' && v !== '' && !(isFinite(Number(v)) && Number(v) >= 0 && Number(v) <= 1)) {
+        refuse(key, 'the disclosure score is a number from 0 to 1; ignored.');
+      } else if (key === 'dir' && v !== 'asc' && v !== 'desc') {
+        refuse(key, 'the direction is asc or desc; ignored.');
+      } else if (key === 'sort' && !config.table.columns.some(function (c) { return c.key === v; })) {
+        refuse(key, 'no such column on this page; ignored.');
+      } else if (key === 'chart' && !config.charts.some(function (c) { return c.id === v; })) {
+        refuse(key, 'no such chart on this page; ignored.');
+      } else if (key === 'metric' && !(config.metrics || []).some(function (m) { return m.key === v; })) {
+        refuse(key, 'no such metric on this page; ignored.');
+      } else if (key === 'emulated' && v !== '1' && v !== '' && v !== '0') {
+        refuse(key, 'use emulated=1 to include emulated results; ignored.');
+      } else {
+        s[key] = key === 'emulated' && v === '0' ? '' : v;
+        if (filter && v !== '' && distinct(filter.column).indexOf(v) < 0) {
+          problems.push(key + '=' + v + ': no result on this page has this value, so no row matches.');
+        }
+      }
+    });
+    S.paramNotes(host, problems);
     return s;
   }
 
@@ -310,7 +313,8 @@
     var tr = el('tr');
     config.table.columns.forEach(function (col) {
       var th = el('th', { scope: 'col', 'aria-sort': 'none', 'data-key': col.key });
-      var button = el('button', { type: 'button', 'class': 'epb-sort', title: 'Sort by ' + col.label }, col.label);
+      var button = el('button', { type: 'button', 'class': 'epb-sort',
+        title: (col.help ? col.help + ' ' : '') + '(Click to sort.)' }, col.label);
       button.addEventListener('click', function () {
         var dir = state.sort === col.key ? (state.dir === 'asc' ? 'desc' : 'asc')
           : (col.kind === 'text' || col.kind === 'link' ? 'asc' : 'desc');
@@ -319,6 +323,11 @@
       });
       sortButtons[col.key] = button;
       th.appendChild(button);
+      if (col.help) {
+        th.appendChild(document.createTextNode(' '));
+        th.appendChild(el('a', { 'class': 'epb-def', href: config.root + 'methodology/' + (col.anchor ? '#' + col.anchor : ''),
+          title: col.help, 'aria-label': 'Definition of ' + col.label }, '?'));
+      }
       tr.appendChild(th);
     });
     thead.appendChild(tr);
@@ -335,11 +344,18 @@
   function cell(row, col) {
     var td = el('td');
     var value = row[col.key];
-    if (col.kind === 'link' && row.run_id) {
+    if (col.kind === 'rank') {
+      var reasons = S.unrankedReasons(row);
+      td.appendChild(el('span', { 'class': 'epb-badge ' + (reasons.length ? 'epb-badge-no' : 'epb-badge-ok'),
+        title: reasons.length ? 'Not ranked: ' + reasons.join('; ') : 'Rankable: passes every leaderboard rule' },
+      reasons.length ? 'not ranked' : 'ranked'));
+    } else if (col.kind === 'link' && row.run_id) {
       var a = el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, fmt(value));
       td.appendChild(a);
+      if (String(value).length > LONG_TEXT) { td.className = 'epb-long'; }
     } else {
-      td.textContent = fmt(value);
+      td.textContent = fmt(value, col.format);
+      if (td.textContent.length > LONG_TEXT) { td.className = 'epb-long'; }
       if (typeof value === 'number') {
         td.className = 'epb-num';
         td.title = String(value);
@@ -364,26 +380,34 @@
   function renderTable() {
     var rows = filtered.slice(0, shown);
     var current = tbody.rows;
-    var same = current.length === rows.length && rows.every(function (row, i) {
+    var same = rows.length > 0 && current.length === rows.length && rows.every(function (row, i) {
       return current[i] === rowElements.get(row);
     });
     if (!same) {  // an unchanged table is left alone: no new layout of its rows
       var body = el('tbody');
       rows.forEach(function (row) { body.appendChild(rowElement(row)); });
+      if (!rows.length) {
+        var none = el('tr', { 'class': 'epb-none' });
+        none.appendChild(el('td', { colspan: String(config.table.columns.length), 'class': 'epb-empty' },
+          mainRows.length ? 'No result matches these filters.' : 'No result yet.'));
+        body.appendChild(none);
+      }
       table.replaceChild(body, tbody);
       tbody = body;
     }
     var total = mainRows.length;
     countEl.textContent = filtered.length === rows.length
-      ? filtered.length + ' of ' + total + ' results shown'
-      : rows.length + ' of ' + filtered.length + ' matching results shown (' + total + ' in all)';
+      ? S.grouped(filtered.length) + ' of ' + S.plural(total, 'result') + ' shown'
+      : S.grouped(rows.length) + ' of ' + S.plural(filtered.length, 'matching result') + ' shown (' +
+        S.grouped(total) + ' in all)';
     moreButton.hidden = rows.length >= filtered.length;
     var hidden = 0;
     if (state.emulated !== '1' && state.division !== 'emulated') {
       hidden = mainRows.filter(function (r) { return r.division === 'emulated'; }).length;
     }
     noteEl.textContent = hidden
-      ? hidden + ' results from the endpoint emulator are hidden; tick \u201cInclude emulated results\u201d to see them.'
+      ? S.plural(hidden, 'result') + ' from the endpoint emulator ' + (hidden === 1 ? 'is' : 'are') +
+        ' hidden; tick \u201cInclude emulated results\u201d to see ' + (hidden === 1 ? 'it.' : 'them.')
       : '';
   }
 
@@ -426,7 +450,7 @@
 
   // ---------------------------------------------------------------- charts
   var tabButtons = {};
-  var chartHost, chartTitle, chartCaption, chartAlt, metricSelect;
+  var chartHost, chartTitle, chartCaption, chartAlt, chartEmpty, metricSelect;
 
   function seriesOf(row) { return row.endpoint_id + ' \u00b7 ' + row.workload_id; }
 
@@ -584,8 +608,11 @@
       'aria-labelledby': 'epb-chart-title', 'aria-describedby': 'epb-chart-caption epb-chart-summary' });
     var summary = el('p', { id: 'epb-chart-summary', 'class': 'epb-chart-summary', 'aria-live': 'polite' });
     chartAlt = el('details', { 'class': 'epb-chart-alt' });
+    chartEmpty = el('p', { 'class': 'epb-empty', id: 'epb-chart-empty', hidden: 'hidden' },
+      'Nothing to draw: no filtered result has the figures this chart needs. Widen the filters, or pick another chart.');
     section.appendChild(chartTitle);
     section.appendChild(chartCaption);
+    section.appendChild(chartEmpty);
     section.appendChild(chartHost);
     section.appendChild(summary);
     section.appendChild(chartAlt);
@@ -688,7 +715,7 @@
   function renderAlt(c, rows) {
     var details = el('details', { 'class': 'epb-chart-alt', id: 'epb-chart-alt' });
     details.open = chartAlt.open;
-    details.appendChild(el('summary', null, 'The data behind this chart, as a table (' + rows.length + ' rows)'));
+    details.appendChild(el('summary', null, 'The data behind this chart, as a table (' + S.plural(rows.length, 'row') + ')'));
     var t = el('table', { 'class': 'epb-alt-table' });
     var head = el('tr');
     c.alt_columns.forEach(function (col) { head.appendChild(el('th', { scope: 'col' }, col.label)); });
@@ -696,7 +723,11 @@
     var body = el('tbody');
     rows.slice(0, ALT_ROWS_LIMIT).forEach(function (row) {
       var tr = el('tr');
-      c.alt_columns.forEach(function (col) { tr.appendChild(el('td', null, fmt(row[col.key]))); });
+      c.alt_columns.forEach(function (col) {
+        var td = el('td', null, fmt(row[col.key]));
+        if (typeof row[col.key] === 'number') { td.title = String(row[col.key]); }
+        tr.appendChild(td);
+      });
       body.appendChild(tr);
     });
     t.appendChild(body);
@@ -720,6 +751,7 @@
     var entry = { cfg: c, el: holder, view: null, ready: null };
     // fit-x with padding: axis labels and the legend fit inside the given width.
     var spec = Object.assign({}, c.spec, { width: chartWidth(),
+      config: Object.assign({}, c.spec.config || {}, S.chartConfig()),
       autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
       mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,
@@ -740,6 +772,17 @@
     }, 200);
   });
 
+  // Rows the chart can place: the ones with every field it encodes (Vega drops the others
+  // silently, so the summary would count marks that are not drawn).
+  function drawable(c, rows) {
+    var need = c.fields || [];
+    if (!need.length) { return rows; }
+    return rows.filter(function (r) {
+      for (var i = 0; i < need.length; i++) { if (r[need[i]] == null) { return false; } }
+      return true;
+    });
+  }
+
   function renderChart(runIds, timings) {
     timings = timings || {};
     var c0 = performance.now();
@@ -753,11 +796,14 @@
     Object.keys(charts).forEach(function (id) { charts[id].el.hidden = id !== c.id; });
     var entry = charts[c.id] || embed(c);
     entry.el.hidden = false;
-    var rows = chartRows(c, runIds);
+    var rows = drawable(c, chartRows(c, runIds));
     timings.reduce_ms = performance.now() - c0;
     var series = new Set(rows.map(function (r) { return r.series; })).size;
-    document.getElementById('epb-chart-summary').textContent =
-      c.title + ': ' + rows.length + ' marks in ' + series + ' series.';
+    document.getElementById('epb-chart-summary').textContent = rows.length
+      ? c.title + ': ' + S.plural(rows.length, 'mark') + ' for ' + S.plural(series, 'endpoint \u00b7 workload') + '.'
+      : '';
+    chartEmpty.hidden = rows.length > 0;
+    chartHost.classList.toggle('epb-chart-none', rows.length === 0);
     var a0 = performance.now();
     renderAlt(c, rows);
     timings.alt_ms = performance.now() - a0;
@@ -799,7 +845,8 @@
     idle: function () { return pending; },
     frontier: frontierOf,
     visibleRunIds: function () {
-      return Array.prototype.map.call(tbody.rows, function (tr) { return tr.getAttribute('data-run'); });
+      return Array.prototype.filter.call(tbody.rows, function (tr) { return tr.hasAttribute('data-run'); })
+        .map(function (tr) { return tr.getAttribute('data-run'); });
     },
     view: function () {
       var entry = charts[state.chart];
@@ -840,11 +887,12 @@
     window.addEventListener('popstate', function () {
       state = readUrl(); shown = PAGE_SIZE; lastPushedSearch = false; syncControls(); render();
     });
+    S.onScheme(function () {  // the other palette: the charts are embedded again in its colours
+      Object.keys(charts).forEach(function (id) { charts[id].el.remove(); delete charts[id]; });
+      render();
+    });
     return render();
   }
 
-  board.ready = load().then(start).catch(function (err) {
-    host.setAttribute('data-error', String(err && err.message || err));
-    host.appendChild(el('p', { 'class': 'epb-note' }, 'The leaderboard data could not be loaded: ' + (err && err.message || err)));
-  });
+  board.ready = load().then(start).catch(function (err) { S.loadFailed(host, err); });
 })();

@@ -1,0 +1,166 @@
+"""The leaderboard boards: which table each reads, its columns (with what each means), its
+charts, and the compact per-view data the page fetches (`data/view/<name>.json`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from generator import charts
+from generator.columns import Column
+
+# Columns of the compact per-page view tables (data/view/<name>.json). Filters need the
+# identity columns; the rest are what tables and charts show.
+_FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "division", "hardware",
+                   "region", "client_region", "workload_id", "date", "submitter",
+                   "disclosure_score", "api"]  # api: present once the tables carry it
+VIEW_COLUMNS: dict[str, list[str]] = {
+    "runs": [*_FILTER_COLUMNS, "model_version", "engine", "workload_kind", "pattern", "flags",
+             "rankable", "unranked_reasons", "quick", "max_system_tps", "tps_per_user_at_max_tps",
+             "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
+             "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
+             "usd_per_mtok_output_today", "success_rate", "pass_hat_1",
+             "usd_per_successful_task", "decision_ms_p90"],
+    "points": ["run_id", "endpoint_id", "workload_id", "point", "concurrency", "rate",
+               "tps_per_user", "system_tps", "ttft_ms_p90", "usd_per_mtok_output",
+               "on_pareto"],
+    # Every result, for the History board and the endpoint pages (the other boards read the
+    # newest result per endpoint x workload x client region: generator.latest).
+    "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "max_system_tps",
+                "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate"],
+    "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "success_rate",
+                "success_ci_low", "success_ci_high",
+                "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
+                "usd_per_successful_task", "retry_spend_share",
+                *(f"retry_{tag}_{m}" for tag in ("productive", "repair", "recovery", "transport")
+                  for m in ("requests", "tokens", "seconds", "usd"))],
+}
+
+
+_IDENT = [Column("endpoint_id", "endpoint", "link"), Column("provider", "provider", "text"),
+          Column("model", "model", "text"), Column("division", "division", "text")]
+
+BOARDS: dict[str, dict[str, Any]] = {
+    "serving": {
+        "title": "Serving leaderboard",
+        "intro": [
+            "One row per endpoint, workload and client region: its newest serving result "
+            "(rankable first; every older one is on the History page and in the downloads). "
+            "Each result is a sweep of measurement points; the row shows its best throughput, "
+            "the per-user speed there, its best TTFT p90 and its cost. Filter, sort by any "
+            "column, and share the link: the address holds the view.",
+        ],
+        "source": "runs",
+        "where": {"workload_kind": "serving"},
+        "sort": ["max_system_tps", "desc"],
+        # The figures a reader compares first, identity after them.
+        "columns": [Column("endpoint_id", "endpoint", "link"), Column("model", "model", "text"),
+                    Column("workload_id", "workload", "text"),
+                    Column("client_region", "client region", "text"),
+                    Column("max_system_tps", "max system throughput (tok/s)"),
+                    Column("tps_per_user_at_max_tps", "per-user speed there (tok/s)"),
+                    Column("best_tps_per_user", "best per-user speed (tok/s)"),
+                    Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
+                    Column("error_rate", "error rate"),
+                    Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
+                    Column("date", "date", "text"), Column("provider", "provider", "text"),
+                    Column("division", "division", "text"), Column("region", "region", "text"),
+                    Column("disclosure_score", "disclosure"),
+                    Column("rankable", "ranked", "rank"),
+                    Column("flags", "flags", "list")],
+        "downloads": ["runs", "points"],
+    },
+    "agentic": {
+        "title": "Agentic leaderboard",
+        "intro": [
+            "One row per endpoint, workload and client region (its newest agentic result): "
+            "tool-calling tasks played for n trials each. Success "
+            "counts endpoint errors against the endpoint; the retry columns say what was spent "
+            "repairing invalid calls, recovering from tool faults and retrying transport "
+            "errors.",
+        ],
+        "source": "agentic",
+        "where": {},
+        "sort": ["success_rate", "desc"],
+        "columns": [*_IDENT, Column("workload_id", "workload", "text"),
+                    Column("date", "date", "text"), Column("success_rate", "success rate"),
+                    Column("success_ci_low", "95% low"), Column("success_ci_high", "95% high"),
+                    Column("pass_hat_1", "pass^1"), Column("decision_ms_p90", "decision p90 (ms)"),
+                    Column("correct_call_rate", "correct calls"),
+                    Column("usd_per_task", "per task ($)"),
+                    Column("usd_per_successful_task", "per successful task ($)"),
+                    Column("retry_spend_share", "retry spend share"),
+                    Column("disclosure_score", "disclosure"),
+                    Column("rankable", "ranked", "rank")],
+        "downloads": ["agentic"],
+    },
+    "cost": {
+        "title": "Cost",
+        "intro": [
+            "What the measured work cost, for the newest result per endpoint, workload and "
+            "client region, with the price card each result ran under (pinned "
+            "at run time) and re-priced with today's card. Serviced endpoints are priced per "
+            "token; self-hosted ones per hour of the deployment.",
+        ],
+        "source": "runs",
+        "where": {},
+        "sort": ["usd_per_mtok_output", "asc"],
+        "columns": [Column("endpoint_id", "endpoint", "link"), Column("model", "model", "text"),
+                    Column("workload_id", "workload", "text"),
+                    Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
+                    Column("usd_per_mtok_output_today", "same, today's card ($)"),
+                    Column("blended_usd_per_mtok", "card blended 3:1 ($/Mtok)"),
+                    Column("output_tokens_per_usd", "output tokens per USD"),
+                    Column("usd_per_1k_requests", "per 1k requests ($)"),
+                    Column("usd_per_successful_task", "per successful task ($)"),
+                    Column("date", "date", "text"), Column("provider", "provider", "text"),
+                    Column("division", "division", "text")],
+        "downloads": ["runs", "endpoints"],
+    },
+    "history": {
+        "title": "History",
+        "intro": [
+            "Every result over time, per endpoint and workload. Pick the metric above the "
+            "chart; narrow to one endpoint to see how it changed.",
+        ],
+        "source": "history",
+        "where": {},
+        "sort": ["date", "desc"],
+        "columns": [Column("date", "date", "text"), *_IDENT,
+                    Column("workload_id", "workload", "text"),
+                    Column("max_system_tps", "max system throughput (tok/s)"),
+                    Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
+                    Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
+                    Column("success_rate", "success rate")],
+        "metrics": [("max_system_tps", "max system_tps (tokens/s)"),
+                    ("ttft_p90_ms_best", "best TTFT p90 (ms)"),
+                    ("usd_per_mtok_output", "USD per million output tokens"),
+                    ("success_rate", "agentic success rate")],
+        "downloads": ["history", "runs"],
+    },
+}
+
+
+
+def board_config(name: str, spec: dict[str, Any], root: str, frame: pd.DataFrame) -> dict:
+    """The board's JSON configuration, inlined in its page for board.js."""
+    chart_specs = charts.charts_for(name)
+    needed = {spec["source"], *(c.source for c in chart_specs)}
+    export = [c for c in VIEW_COLUMNS[spec["source"]] if c in frame.columns or frame.empty]
+    return {
+        "page": name,
+        "root": root,
+        "sources": {s: f"{root}data/view/{s}.json" for s in sorted(needed)},
+        "table": {
+            "source": spec["source"],
+            "where": spec["where"],
+            "sort": spec["sort"],
+            "caption": spec["title"] + " (filtered rows; click a header to sort)",
+            "columns": [c.to_config() for c in spec["columns"]],
+            "export_columns": export,
+        },
+        "charts": [c.to_config() for c in chart_specs],
+        "metrics": [{"key": k, "label": label} for k, label in spec.get("metrics", [])],
+    }
+

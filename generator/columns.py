@@ -1,0 +1,118 @@
+"""What every column a reader sees means: its header, unit, how its numbers show, and a
+one-line definition that links to the methodology section defining it.
+
+The definitions are written once here and reach each table header as a tooltip and a link
+(board.js, buyer.js); the methodology page and docs/tables.md hold the formulas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Sections of the generated methodology page (docs_gen.methodology's headings).
+REQUEST = "per-request"
+POINT = "per-measurement-point"
+AGENTIC = "agentic-workloads"
+COST = "cost"
+RULES = "leaderboard-rules"
+TABLES = "table-columns"
+# Formula blocks (generator.formulas: the docstrings of the code that computes them).
+THROUGHPUT = "formula-throughput"
+LATENCY = "formula-latency"
+F_MTOK = "formula-usd_per_mtok_output"
+F_POINT = "formula-point_cost_usd"
+F_BLEND = "formula-blended_usd_per_mtok"
+F_TPD = "formula-output_tokens_per_usd"
+F_1K = "formula-usd_per_1k_requests"
+F_SUCC = "formula-usd_per_successful_task"
+F_TASK = "formula-usd_per_task"
+WILSON = "formula-wilson"
+PASSK = "formula-passk"
+F_RETRY = "formula-retry_spend_share"
+
+# key -> (definition, methodology anchor, number format)
+# Formats: "tps" tokens/s, "ms", "usd", "pct" (a 0..1 share shown as %), "int", "num".
+DEFINITIONS: dict[str, tuple[str, str, str]] = {
+    "endpoint_id": ("The endpoint file (endpoints/<id>.yaml): provider, model, region, price "
+                    "card. On the boards the link opens the result behind the row; on the "
+                    "ranked table, the endpoint's page.", TABLES, ""),
+    "provider": ("Who serves the endpoint.", TABLES, ""),
+    "model": ("Model name as the endpoint file gives it.", TABLES, ""),
+    "division": ("serviced (an API priced per token), self-hosted (priced per hour) or "
+                 "emulated (epbench's own emulator: never ranked).", RULES, ""),
+    "region": ("Where the endpoint runs.", TABLES, ""),
+    "client_region": ("Where the benchmark client ran: latency includes the network between "
+                      "the two.", TABLES, ""),
+    "workload_id": ("The workload definition (workloads/...yaml) that was sent.", TABLES, ""),
+    "date": ("Run date (UTC) of the result; on the ranked table the link opens the result.",
+             TABLES, ""),
+    "max_system_tps": ("Highest system throughput over the run's points: output tokens of "
+                       "requests completed in the measurement window ÷ window seconds.",
+                       THROUGHPUT, "tps"),
+    "system_tps": ("System throughput at this point: output tokens of requests completed in "
+                   "the measurement window ÷ window seconds, all users together.",
+                   THROUGHPUT, "tps"),
+    "tps_per_user": ("Per-user speed at this point: 1000 ÷ TPOT p90 in ms, the output "
+                     "tokens per second one user sees.", POINT, "tps"),
+    "tps_per_user_at_max_tps": ("Per-user speed (1000 ÷ TPOT p90 ms) at the point of highest "
+                                "system throughput.", POINT, "tps"),
+    "best_tps_per_user": ("Highest per-user speed (1000 ÷ TPOT p90 ms) over the run's points, "
+                          "usually at concurrency 1.", POINT, "tps"),
+    "ttft_p90_ms_best": ("Lowest time-to-first-token p90 over the run's points (first "
+                         "content-bearing event minus send time).", LATENCY, "ms"),
+    "ttft_ms_p90": ("Time to first token, 90th percentile at this point: first "
+                    "content-bearing event minus send time.", LATENCY, "ms"),
+    "error_rate": ("Failed requests ÷ issued requests; every error class counts against the "
+                   "endpoint.", POINT, "pct"),
+    "usd_per_mtok_output": ("Run cost ÷ output tokens × 1,000,000. The run cost prices input "
+                            "and output tokens with the card pinned at run time (self-hosted: "
+                            "hours × $/hour), so it is above the card's output price when "
+                            "inputs are long.", F_MTOK, "usd"),
+    "point_usd_per_mtok_output": ("Cost of this point's requests (input and output tokens at "
+                                  "the card pinned at run time; self-hosted: the point's hours "
+                                  "× $/hour) ÷ its output tokens × 1,000,000.", F_POINT, "usd"),
+    "usd_per_mtok_output_today": ("As USD/Mtok output, re-priced with today's card from "
+                                  "endpoints/<id>.yaml.", COST, "usd"),
+    "blended_usd_per_mtok": ("(3 × input price + output price) ÷ 4 from the pinned card: a "
+                             "3:1 input:output mix (per-token cards only).", F_BLEND, "usd"),
+    "output_tokens_per_usd": ("Output tokens ÷ run cost (input and output priced).", F_TPD,
+                              "int"),
+    "usd_per_1k_requests": ("Run cost ÷ completed requests × 1,000.", F_1K, "usd"),
+    "usd_per_successful_task": ("Agentic: total spend, retries included, ÷ successful "
+                                "trials.", F_SUCC, "usd"),
+    "usd_per_task": ("Agentic: total spend, retries included, ÷ trials.", F_TASK, "usd"),
+    "success_rate": ("Agentic: successful trials ÷ trials; endpoint errors count as "
+                     "failures.", AGENTIC, "pct"),
+    "success_ci_low": ("Lower bound of the 95% Wilson interval of the success rate.", WILSON,
+                       "pct"),
+    "success_ci_high": ("Upper bound of the 95% Wilson interval of the success rate.",
+                        WILSON, "pct"),
+    "pass_hat_1": ("pass^1: mean over tasks of the chance one trial succeeds.", PASSK,
+                   "pct"),
+    "decision_ms_p90": ("Agentic: request sent to the last tool-call argument byte, 90th "
+                        "percentile.", AGENTIC, "ms"),
+    "correct_call_rate": ("Agentic: tool calls that were valid and correct ÷ tool calls.",
+                          AGENTIC, "pct"),
+    "retry_spend_share": ("Agentic: spend on repair, recovery and transport retries ÷ total "
+                          "spend.", F_RETRY, "pct"),
+    "disclosure_score": ("Share (0 to 1) of the reproducibility fields the result discloses.",
+                         RULES, "num"),
+    "flags": ("Findings of epbench validate published with the result.", RULES, ""),
+    "rankable": ("Whether the result may be ranked; the tooltip says why not.", RULES, ""),
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table on a page: row key, header, and how it sorts and shows."""
+
+    key: str
+    label: str
+    kind: str = "num"  # num, text, link, list
+    define: str = ""  # the DEFINITIONS key, when it is not `key`
+
+    def to_config(self) -> dict[str, str]:
+        """The column for the page's JavaScript, with its definition and format."""
+        help_text, anchor, number = DEFINITIONS.get(self.define or self.key, ("", "", ""))
+        return {"key": self.key, "label": self.label, "kind": self.kind, "help": help_text,
+                "anchor": anchor, "format": number or ("num" if self.kind == "num" else "")}

@@ -1,0 +1,109 @@
+"""A page per endpoint and per workload.
+
+Endpoint: its identity, today's price card and the pinned cards its results ran under, the
+newest result per workload, and the history board narrowed to it (trend charts of the headline
+figures, each mark a run, and the runs behind them). Workload: its definition rendered for
+people (tools and tasks included) and the leaderboard for that workload alone (the buyer's
+ranked table for a serving workload, the agentic board for an agentic one).
+
+Ids become folder names only when they are the schema's slug (`^[a-z0-9][a-z0-9._-]{0,63}$`);
+anything else gets no page.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from generator import buyer, docs_gen
+from generator.boards import BOARDS, board_config
+from generator.plain_json import records
+from generator.render import render
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+ROOT = "../../"
+
+
+def _slugs(values: pd.Series) -> list[str]:
+    return sorted({str(v) for v in values.dropna() if SLUG.match(str(v))})
+
+
+def _narrowed(name: str, where: dict[str, Any], frame: pd.DataFrame, title: str) -> dict:
+    spec = dict(BOARDS[name], where={**BOARDS[name]["where"], **where}, title=title)
+    return board_config(name, spec, ROOT, frame)  # frame: which columns exist
+
+
+def _price_history(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """The pinned cards the endpoint's results ran under: each change of blended price, by
+    date (per-token cards; hourly cards have no blended price)."""
+    if "blended_usd_per_mtok" not in runs.columns:
+        return []
+    rows = runs[["date", "blended_usd_per_mtok", "run_id"]].dropna(subset=["date"])
+    rows = rows.sort_values(["date", "run_id"])
+    out: list[dict[str, Any]] = []
+    for row in records(rows):
+        if not out or row["blended_usd_per_mtok"] != out[-1]["blended_usd_per_mtok"]:
+            out.append(row)
+    return out
+
+
+def endpoint_page(endpoint_id: str, tables: Any, latest: dict[str, pd.DataFrame],
+                  workload_pages: frozenset[str] = frozenset()) -> str:
+    """One endpoint's page (Markdown with raw HTML)."""
+    runs = tables.runs[tables.runs["endpoint_id"] == endpoint_id]
+    card = tables.endpoints[tables.endpoints["endpoint_id"] == endpoint_id]
+    newest = runs.sort_values(["date", "run_id"], ascending=[False, True]).head(1)
+    identity = records(newest)[0] if not newest.empty else {}
+    serving = latest["latest"]
+    serving = serving[serving["endpoint_id"] == endpoint_id] if not serving.empty else serving
+    latest_runs = runs[runs["run_id"].isin(set(serving["run_id"]) if not serving.empty else set())]
+    agentic = latest["latest_agentic"]
+    agentic = agentic[agentic["endpoint_id"] == endpoint_id] if not agentic.empty else agentic
+    return render(
+        "endpoint.md.j2",
+        endpoint_id=endpoint_id,
+        identity=identity,
+        card=records(card)[0] if not card.empty else None,
+        prices=_price_history(runs),
+        serving=records(latest_runs.sort_values(["workload_id", "client_region"])),
+        agentic=records(agentic.sort_values(["workload_id"])) if not agentic.empty else [],
+        root=ROOT,
+        workload_pages=workload_pages,
+        board=_narrowed("history", {"endpoint_id": endpoint_id}, tables.runs,
+                        f"Every result of {endpoint_id}"),
+    )
+
+
+def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame) -> str:
+    """One workload's page: its definition and its own leaderboard."""
+    picker = None
+    board = None
+    if doc.kind == "serving":
+        picker = buyer.page_config("home", ROOT, latest[latest["workload_id"] == doc.id]
+                                   if not latest.empty else latest)
+    else:
+        board = _narrowed("agentic", {"workload_id": doc.id}, tables.agentic,
+                          f"Agentic results on {doc.id}")
+    return render("workload.md.j2", w=doc, picker=picker, board=board, root=ROOT)
+
+
+def write_entity_pages(docs: Path, tables: Any, latest: dict[str, pd.DataFrame],
+                       workloads_root: Path) -> frozenset[str]:
+    """Write every endpoint and workload page under `docs`; the workload ids that got one."""
+    done: set[str] = set()
+    for doc in docs_gen.workload_docs(workloads_root):
+        if doc.problem or not SLUG.match(doc.id) or doc.id in done:
+            continue
+        path = docs / "workloads" / f"{doc.id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(workload_page(doc, tables, latest["latest"]), encoding="utf-8")
+        done.add(doc.id)
+    with_pages = frozenset(done)
+    for endpoint_id in _slugs(tables.runs["endpoint_id"]) if not tables.runs.empty else []:
+        path = docs / "endpoints" / f"{endpoint_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(endpoint_page(endpoint_id, tables, latest, with_pages), encoding="utf-8")
+    return with_pages

@@ -1,0 +1,114 @@
+"""The Markdown pages of the site, rendered with Jinja (autoescaped) into the temporary mkdocs
+docs folder, and the navigation whose top level is the header tabs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from epcore.paths import data_dir, schemas_dir
+from generator import buyer, docs_gen
+from generator.boards import BOARDS, board_config
+from generator.entity_pages import write_entity_pages
+from generator.latest import latest_views
+from generator.plain_json import records
+from generator.render import render
+from generator.run_pages import SHELL_DIR, shell_page
+
+GUIDES = [
+    ("How to submit", "guides/submit.md"),
+    ("Continuous benchmarking", "guides/continuous.md"),
+    ("Add an agentic workload", "guides/agentic-workload.md"),
+]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+
+def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
+    """Render every generated page into `docs`; return the mkdocs navigation."""
+    _write(docs / "index.md", render("home.md.j2", **home_context(tables)))
+    _write(docs / "compare.md", render("compare.md.j2", **compare_context(tables)))
+    for name, spec in BOARDS.items():
+        extra = ""
+        if name == "cost":
+            keys = ["endpoint_id", "provider", "model", "division", "input_usd_per_mtok",
+                    "output_usd_per_mtok", "cached_input_usd_per_mtok", "blended_usd_per_mtok",
+                    "usd_per_hour", "effective_date", "source_url"]
+            cards = [{k: row.get(k) for k in keys} for row in records(tables.endpoints)]
+            for card in cards:  # a link only to a web page, whatever the file says
+                if not str(card["source_url"] or "").startswith(("https://", "http://")):
+                    card["source_url"] = None
+            extra = Markup(render("price_cards.html.j2", rows=cards))
+        page = render(
+            "board.md.j2",
+            title=spec["title"],
+            intro=spec["intro"],
+            page=name,
+            root="../",
+            extra_html=extra,
+            downloads=[{"name": t, "label": t} for t in spec["downloads"]],
+            board=board_config(name, spec, "../", tables.runs if spec["source"] == "history"
+                               else getattr(tables, spec["source"])),
+        )
+        _write(docs / f"{name}.md", page)
+    workloads_root = data_dir("workloads", project)
+    with_pages = write_entity_pages(docs, tables, latest_views(tables), workloads_root)
+    _write(docs / "workloads.md", docs_gen.workloads_catalogue(workloads_root, with_pages))
+    tables_doc = project / "docs" / "tables.md"
+    _write(docs / "methodology.md", docs_gen.methodology(schemas_dir(), tables_doc))
+    _write(docs / "schemas.md", docs_gen.schema_reference(schemas_dir()))
+    _write(docs / f"{SHELL_DIR}.md", shell_page())
+    guides = [{title: path} for title, path in GUIDES if (docs / path).is_file()]
+    known = {path for _, path in GUIDES}
+    for extra_guide in sorted((docs / "guides").glob("*.md")) if (docs / "guides").is_dir() else []:
+        rel = f"guides/{extra_guide.name}"
+        if rel not in known:
+            guides.append({extra_guide.stem.replace("-", " ").capitalize(): rel})
+    # The top level is the header tabs (mkdocs-material `navigation.tabs`).
+    nav: list[Any] = [
+        {"Home": "index.md"},
+        {"Serving": "serving.md"},
+        {"Agentic": "agentic.md"},
+        {"Cost": "cost.md"},
+        {"History": "history.md"},
+        {"Compare": "compare.md"},
+        {"Workloads": "workloads.md"},
+        {"Methodology": [{"Methodology": "methodology.md"},
+                         {"Schema reference": "schemas.md"}]},
+    ]
+    if guides:
+        nav.append({"Submit": guides})
+    return nav
+
+
+# ------------------------------------------------------------------ home and compare
+
+def home_context(tables: Any) -> dict[str, Any]:
+    """The home page: the buyer's ranked table (configured here, drawn by buyer.js), the
+    newest results and the counts."""
+    runs: pd.DataFrame = tables.runs
+    latest = latest_views(tables)["latest"]
+    newest = records(runs.sort_values(["date", "run_id"], ascending=[False, True]).head(8)) \
+        if not runs.empty else []
+    counts = {
+        "runs": len(runs),
+        "serving": int((runs["workload_kind"] == "serving").sum()) if not runs.empty else 0,
+        "agentic": int((runs["workload_kind"] == "agentic").sum()) if not runs.empty else 0,
+        "emulated": int((runs["division"] == "emulated").sum()) if not runs.empty else 0,
+        "endpoints": int(runs["endpoint_id"].nunique()) if not runs.empty else 0,
+    }
+    return {"picker": buyer.page_config("home", "", latest), "newest": newest,
+            "counts": counts}
+
+
+def compare_context(tables: Any) -> dict[str, Any]:
+    """The compare page's configuration."""
+    return {"picker": buyer.page_config("compare", "../", latest_views(tables)["latest"]),
+            "limit": buyer.COMPARE_LIMIT}

@@ -1,0 +1,184 @@
+"""One page per result, rendered into the shell page mkdocs built (same theme, header, search
+and palette), in forked worker processes while mkdocs runs.
+
+Per-result pages bypass mkdocs on purpose: 10,000 Markdown pages through mkdocs would take
+minutes, while one compiled Jinja template and a string join take seconds (SITE_DESIGN.md).
+mkdocs builds one hidden `runs/_shell/` page; its HTML is split at a marker and every result
+page is `head + fragment + tail`; the shell is then removed and dropped from the sitemap.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import multiprocessing
+import os
+import re
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from markupsafe import escape
+
+from generator.render import environment, result_context
+
+log = logging.getLogger(__name__)
+
+SHELL_TITLE = "EPBSHELLTITLE"
+SHELL_CONTENT = "EPBSHELLCONTENT"
+SHELL_DIR = "runs/_shell"
+RUN_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{7,63}$")
+
+
+def shell_page() -> str:
+    """The Markdown of the hidden shell page mkdocs builds."""
+    return (f"---\ntitle: {SHELL_TITLE}\nsearch:\n  exclude: true\nhide:\n  - navigation\n"
+            f"  - toc\n---\n\n"
+            f"{SHELL_CONTENT}\n")
+
+
+@dataclass(frozen=True)
+class Shell:
+    """The built shell page, split around its content marker."""
+
+    head: str
+    tail: str
+
+
+def take_shell(out_dir: Path) -> Shell:
+    """The built shell page split at its marker; the page itself is removed."""
+    page = out_dir / SHELL_DIR / "index.html"
+    text = page.read_text(encoding="utf-8")
+    marker = f"<p>{SHELL_CONTENT}</p>"
+    if marker not in text:
+        raise RuntimeError("the shell page lost its content marker")  # a theme change; a bug
+    head, tail = text.split(marker, 1)
+    shutil.rmtree(out_dir / SHELL_DIR)
+    _drop_from_sitemap(out_dir)
+    return Shell(head, tail)
+
+
+def _drop_from_sitemap(out_dir: Path) -> None:
+    sitemap = out_dir / "sitemap.xml"
+    if not sitemap.is_file():
+        return
+    text = re.sub(r"\s*<url>\s*<loc>[^<]*runs/_shell/</loc>.*?</url>", "",
+                  sitemap.read_text(encoding="utf-8"), flags=re.S)
+    sitemap.write_text(text, encoding="utf-8")
+    with gzip.open(out_dir / "sitemap.xml.gz", "wb") as handle:
+        handle.write(text.encode("utf-8"))
+
+
+class ResultPages:
+    """Renders one page per result in worker processes (fork), started before mkdocs runs.
+
+    Each worker renders its chunk's page bodies, then waits for the shell file that
+    `release` writes once mkdocs is done, then writes pages and raw JSON copies. Where fork is
+    missing, or for a handful of results, everything happens in `release`, in this process.
+    """
+
+    def __init__(self, rows: list[dict[str, Any]], results_dir: Path, out_dir: Path,
+                 shell_file: Path) -> None:
+        self.rows, self.results_dir, self.out_dir = rows, results_dir, out_dir
+        self.shell_file = shell_file
+        self.written = 0
+        self._futures: list[Any] = []
+        self._pool: ProcessPoolExecutor | None = None
+        workers = min(os.cpu_count() or 1, max(1, len(rows) // 200))
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            size = -(-len(rows) // workers)
+            context = multiprocessing.get_context("fork")
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+            self._futures = [
+                self._pool.submit(_render_and_write, rows[i:i + size], results_dir, out_dir,
+                                  shell_file)
+                for i in range(0, len(rows), size)
+            ]
+
+    def release(self, shell: Shell) -> None:
+        """Hand the built shell to the workers (or render everything here without them)."""
+        if self._pool is None:
+            bodies = _render_bodies(self.rows, self.results_dir)
+            self.written = _write_pages_out(bodies, self.out_dir, shell)
+            return
+        tmp = self.shell_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"head": shell.head, "tail": shell.tail}), encoding="utf-8")
+        tmp.replace(self.shell_file)  # atomic: a worker never reads half a shell
+
+    def wait(self) -> int:
+        """Wait for the workers; the number of result pages written."""
+        if self._futures:
+            self.written = sum(f.result() for f in self._futures)
+        return self.written
+
+    def close(self) -> None:
+        """Stop the workers; after a failed build they find an abort file instead of a shell."""
+        if self._pool is not None:
+            if not self.shell_file.is_file():
+                self.shell_file.with_suffix(".abort").write_text("", encoding="utf-8")
+            for future in self._futures:
+                future.cancel()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class _Body:
+    run_id: str
+    rel: str
+    raw: bytes
+    title: str
+    html: str
+
+
+def _render_bodies(rows: list[dict[str, Any]], results_dir: Path) -> list[_Body]:
+    template = environment().get_template("result.html.j2")
+    bodies = []
+    for row in rows:
+        run_id = str(row.get("run_id", ""))
+        rel = str(row.get("result_path") or "")
+        if not RUN_ID.match(run_id) or not rel.startswith("results/") or ".." in rel:
+            log.warning("skipping a row with an unexpected run id or path: %r", run_id)
+            continue
+        raw = (results_dir / rel.removeprefix("results/")).read_bytes()
+        # The file passed the safe loader and the schema in generator.tables moments ago;
+        # plain json here halves the time of 10,000 pages.
+        context = result_context(json.loads(raw), row, root="../../")
+        bodies.append(_Body(run_id, rel, raw, str(escape(context["title"])),
+                            template.render(**context)))
+    return bodies
+
+
+def _write_pages_out(bodies: list[_Body], out_dir: Path, shell: Shell) -> int:
+    made: set[Path] = set()
+    for body in bodies:
+        target = out_dir / body.rel
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
+        target.write_bytes(body.raw)
+        head = shell.head.replace(SHELL_TITLE, body.title).replace(
+            f"{SHELL_DIR}/", f"runs/{body.run_id}/")
+        page = out_dir / "runs" / body.run_id / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(head + body.html + shell.tail.replace(SHELL_TITLE, body.title),
+                        encoding="utf-8")
+    return len(bodies)
+
+
+def _render_and_write(rows: list[dict[str, Any]], results_dir: Path, out_dir: Path,
+                      shell_file: Path) -> int:
+    """A worker: render the chunk, wait for the shell (at most ten minutes), write it out."""
+    bodies = _render_bodies(rows, results_dir)
+    deadline = time.monotonic() + 600
+    while not shell_file.is_file():
+        if shell_file.with_suffix(".abort").is_file():
+            return 0
+        if time.monotonic() > deadline:
+            raise RuntimeError("the site build never produced its shell page")
+        time.sleep(0.05)
+    shell = json.loads(shell_file.read_text(encoding="utf-8"))
+    return _write_pages_out(bodies, out_dir, Shell(shell["head"], shell["tail"]))

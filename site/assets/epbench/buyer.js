@@ -1,0 +1,693 @@
+/* epbench, the buyer's pages: the home page's ranked table at a target, and the compare page.
+ *
+ * Reads its configuration from <script type="application/json" id="epb-buyer-config"> and the
+ * newest result per endpoint x workload x client region (data/view/latest.json and
+ * latest_agentic.json, same origin). The reader picks a workload and a target: a per-user
+ * speed to reach (tokens/s each user sees) or a ceiling on TTFT p90. Each endpoint is placed at
+ * its best measured point meeting the target (highest system throughput), and the frontier it
+ * draws is its result's own (`on_pareto`, computed once in Python). Every control is in the
+ * address. Every element is built with createElement/textContent (window.epbSite.el).
+ */
+(function () {
+  'use strict';
+
+  var S = window.epbSite;
+  var configEl = document.getElementById('epb-buyer-config');
+  var host = document.getElementById('epb-buyer');
+  if (!S || !configEl || !host) { return; }
+  var el = S.el;
+  var config = JSON.parse(configEl.textContent);
+  var compareMode = config.mode === 'compare';
+  var CHART_SERIES = 5;  // the home chart draws the top five endpoints
+
+  var points = [];
+  var agentic = [];
+  var state = {};
+  var controls = {};
+  var entries = [];      // one per endpoint x client region, ranked
+  var chosen = [];       // compare: the entries chosen, in the order asked
+  var chart = { view: null, holder: null, ready: null };
+  var pending = Promise.resolve();
+  var renders = 0;
+
+  // ---------------------------------------------------------------- data
+  function toObjects(view) {
+    var cols = view.columns;
+    return view.rows.map(function (values) {
+      var row = {};
+      for (var i = 0; i < cols.length; i++) { row[cols[i]] = values[i]; }
+      return row;
+    });
+  }
+
+  function fetchView(url) {
+    return fetch(url, { credentials: 'same-origin' }).then(function (resp) {
+      if (!resp.ok) { throw new Error('cannot load ' + url); }
+      return resp.json();
+    }).then(toObjects);
+  }
+
+  // ---------------------------------------------------------------- state <-> URL
+  var PARAMS = ['workload', 'target', 'value', 'emulated'].concat(compareMode ? ['endpoints'] : []);
+
+  function defaultValue(target) {
+    return String(target === 'ttft' ? config.defaults.ttft : config.defaults.speed);
+  }
+
+  function defaults() {
+    return { workload: config.defaults.workload, target: 'speed', value: defaultValue('speed'),
+      emulated: '', endpoints: '' };
+  }
+
+  function knownEndpoints() {
+    var seen = {};
+    points.forEach(function (p) { seen[p.endpoint_id] = true; });
+    return seen;
+  }
+
+  // The state the address asks for, and a sentence for each part that could not be applied.
+  function readUrl() {
+    var params = new URLSearchParams(window.location.search);
+    var s = defaults();
+    var problems = [];
+    params.forEach(function (value, key) {
+      if (PARAMS.indexOf(key) < 0) {
+        problems.push('Unknown parameter \u201c' + key + '\u201d was ignored.');
+      }
+    });
+    if (params.has('workload')) {
+      var w = params.get('workload');
+      if (config.workloads.indexOf(w) >= 0) {
+        s.workload = w;
+      } else {
+        problems.push('workload=' + w + ': no serving result for this workload; showing ' +
+          (s.workload || 'none') + '.');
+      }
+    }
+    if (params.has('target')) {
+      var t = params.get('target');
+      if (t === 'speed' || t === 'ttft') {
+        s.target = t; s.value = defaultValue(t);
+      } else {
+        problems.push('target=' + t + ': the target is speed (per-user speed) or ttft (TTFT ceiling); using speed.');
+      }
+    }
+    if (params.has('value')) {
+      var v = params.get('value');
+      var n = Number(v);
+      if (v.trim() !== '' && isFinite(n) && n > 0) {
+        s.value = String(n);
+      } else {
+        problems.push('value=' + v + ': not a positive number; using ' + s.value + '.');
+      }
+    }
+    if (params.has('emulated')) {
+      var e = params.get('emulated');
+      if (e === '1' || e === '0' || e === '') { s.emulated = e === '1' ? '1' : ''; } else {
+        problems.push('emulated=' + e + ': use emulated=1 to include unranked results; ignored.');
+      }
+    }
+    if (compareMode && params.has('endpoints')) {
+      var known = knownEndpoints();
+      var asked = params.get('endpoints').split(',').filter(function (x) { return x !== ''; });
+      var kept = [];
+      asked.forEach(function (id) {
+        if (!known[id]) {
+          problems.push('endpoints: \u201c' + id + '\u201d has no serving result; left out.');
+        } else if (kept.indexOf(id) < 0 && kept.length < config.compare_limit) {
+          kept.push(id);
+        } else if (kept.indexOf(id) < 0) {
+          problems.push('endpoints: at most ' + config.compare_limit + ' at once; \u201c' + id + '\u201d left out.');
+        }
+      });
+      s.endpoints = kept.join(',');
+    }
+    return { state: s, problems: problems };
+  }
+
+  function queryString(s) {
+    var d = defaults();
+    var params = new URLSearchParams();
+    PARAMS.forEach(function (key) {
+      var value = s[key];
+      if (key === 'value' && value === defaultValue(s.target)) { return; }
+      if (value !== '' && value !== d[key]) { params.set(key, value); }
+    });
+    var text = params.toString();
+    return text ? '?' + text : window.location.pathname;
+  }
+
+  function commit() {
+    var target = queryString(state);
+    var search = target.charAt(0) === '?' ? target : '';
+    if (search !== (window.location.search || '')) { history.pushState(null, '', target); }
+  }
+
+  // ---------------------------------------------------------------- ranking
+  function targetValue() { return Number(state.value); }
+
+  function meets(p) {
+    var v = targetValue();
+    if (state.target === 'ttft') { return p.ttft_ms_p90 != null && p.ttft_ms_p90 <= v; }
+    return p.tps_per_user != null && p.tps_per_user >= v;
+  }
+
+  function targetText() {
+    return state.target === 'ttft'
+      ? 'TTFT p90 at most ' + S.fmt(targetValue(), 'ms') + ' ms'
+      : 'every user at ' + S.fmt(targetValue(), 'tps') + ' tokens/s or faster';
+  }
+
+  // One entry per endpoint x client region of the chosen workload: its best point at the target.
+  function rank() {
+    var wanted = state.emulated === '1';
+    var groups = new Map();
+    points.forEach(function (p) {
+      if (p.workload_id !== state.workload) { return; }
+      if (!p.rankable && !wanted) { return; }
+      var key = p.endpoint_id + '\u0000' + (p.client_region || '');
+      var list = groups.get(key);
+      if (!list) { list = []; groups.set(key, list); }
+      list.push(p);
+    });
+    var regions = {};
+    groups.forEach(function (list) { regions[list[0].endpoint_id] = (regions[list[0].endpoint_id] || 0) + 1; });
+    var out = [];
+    groups.forEach(function (list) {
+      var first = list[0];
+      var best = null;
+      list.forEach(function (p) {
+        if (!meets(p)) { return; }
+        if (!best || p.system_tps > best.system_tps ||
+            (p.system_tps === best.system_tps && (p.ttft_ms_p90 || 0) < (best.ttft_ms_p90 || 0))) {
+          best = p;
+        }
+      });
+      var closest = list.reduce(function (a, b) {
+        if (state.target === 'ttft') { return (b.ttft_ms_p90 != null && (a.ttft_ms_p90 == null || b.ttft_ms_p90 < a.ttft_ms_p90)) ? b : a; }
+        return (b.tps_per_user != null && (a.tps_per_user == null || b.tps_per_user > a.tps_per_user)) ? b : a;
+      });
+      var label = first.endpoint_id + (regions[first.endpoint_id] > 1 && first.client_region
+        ? ' (from ' + first.client_region + ')' : '');
+      out.push({ label: label, endpoint_id: first.endpoint_id, row: first, points: list, best: best,
+        closest: closest, reasons: S.unrankedReasons(first) });
+    });
+    out.sort(function (a, b) {
+      if (!!a.best !== !!b.best) { return a.best ? -1 : 1; }
+      if (a.best) { return b.best.system_tps - a.best.system_tps || (a.label < b.label ? -1 : 1); }
+      var x = state.target === 'ttft' ? (a.closest.ttft_ms_p90 || Infinity) - (b.closest.ttft_ms_p90 || Infinity)
+        : (b.closest.tps_per_user || 0) - (a.closest.tps_per_user || 0);
+      return x || (a.label < b.label ? -1 : 1);
+    });
+    var n = 0;
+    out.forEach(function (e) { e.rank = e.best && !e.reasons.length ? ++n : null; });
+    return out;
+  }
+
+  // ---------------------------------------------------------------- controls
+  function field(labelText, control, id) {
+    var wrap = el('div', { 'class': 'epb-field' });
+    control.id = id;
+    wrap.appendChild(el('label', { 'for': id }, labelText));
+    wrap.appendChild(control);
+    return wrap;
+  }
+
+  function update(key, value) {
+    state[key] = value;
+    if (key === 'target') { state.value = defaultValue(value); }
+    commit();
+    sync();
+    render();
+  }
+
+  function buildControls() {
+    var form = el('form', { 'class': 'epb-filters epb-target', role: 'search', 'aria-label': 'Workload and target' });
+    form.addEventListener('submit', function (e) { e.preventDefault(); });
+    var workload = el('select', { name: 'workload' });
+    config.workloads.forEach(function (w) {
+      var o = el('option', null, w); o.value = w; workload.appendChild(o);
+    });
+    workload.addEventListener('change', function () { update('workload', workload.value); });
+    controls.workload = workload;
+    form.appendChild(field('Workload', workload, 'epb-b-workload'));
+
+    var target = el('select', { name: 'target' });
+    [['speed', 'Per-user speed at least (tokens/s)'], ['ttft', 'TTFT p90 at most (ms)']].forEach(function (pair) {
+      var o = el('option', null, pair[1]); o.value = pair[0]; target.appendChild(o);
+    });
+    target.addEventListener('change', function () { update('target', target.value); });
+    controls.target = target;
+    form.appendChild(field('Target', target, 'epb-b-target'));
+
+    var value = el('input', { type: 'number', name: 'value', min: '0', step: 'any' });
+    value.addEventListener('change', function () {
+      var n = Number(value.value);
+      if (value.value.trim() === '' || !isFinite(n) || n <= 0) {
+        S.paramNotes(host, ['The target must be a positive number; kept ' + state.value + '.']);
+        value.value = state.value;
+        return;
+      }
+      S.paramNotes(host, []);
+      update('value', String(n));
+    });
+    controls.value = value;
+    form.appendChild(field('Target value', value, 'epb-b-value'));
+
+    var emulated = el('input', { type: 'checkbox', name: 'emulated', id: 'epb-b-emulated' });
+    emulated.addEventListener('change', function () { update('emulated', emulated.checked ? '1' : ''); });
+    controls.emulated = emulated;
+    var wrap = el('div', { 'class': 'epb-field epb-check' });
+    wrap.appendChild(emulated);
+    wrap.appendChild(el('label', { 'for': 'epb-b-emulated' }, 'Include unranked results (emulated)'));
+    form.appendChild(wrap);
+    host.appendChild(form);
+    if (compareMode) {
+      var pick = el('fieldset', { 'class': 'epb-pick', id: 'epb-pick' });
+      pick.appendChild(el('legend', null, 'Endpoints to compare (two to ' + config.compare_limit + ')'));
+      controls.pick = pick;
+      host.appendChild(pick);
+    }
+  }
+
+  function sync() {
+    controls.workload.value = state.workload;
+    controls.target.value = state.target;
+    controls.value.value = state.value;
+    controls.emulated.checked = state.emulated === '1';
+  }
+
+  // ---------------------------------------------------------------- tables
+  function badges(entry) {
+    var row = entry.row;
+    var span = el('span', { 'class': 'epb-badges' });
+    var rankable = !entry.reasons.length;
+    span.appendChild(el('span', { 'class': 'epb-badge ' + (rankable ? 'epb-badge-ok' : 'epb-badge-no'),
+      title: rankable ? 'Rankable: passes every leaderboard rule' : 'Not ranked: ' + entry.reasons.join('; ') },
+    rankable ? 'ranked' : 'not ranked'));
+    span.appendChild(el('span', { 'class': 'epb-badge', title: 'Division: how the endpoint is offered and priced' },
+      row.division));
+    if (row.source_format && row.source_format !== 'epbench') {
+      span.appendChild(el('span', { 'class': 'epb-badge', title: 'Imported from another tool\u2019s output' },
+        'imported: ' + row.source_format));
+    }
+    if (row.submitter_relationship) {
+      span.appendChild(el('span', { 'class': 'epb-badge', title: 'Submitted by ' + (row.submitter || '?') +
+        ', who is the endpoint\u2019s ' + row.submitter_relationship },
+      row.submitter_relationship === 'provider' ? 'by the provider' : row.submitter_relationship));
+    }
+    if (row.quick) {
+      span.appendChild(el('span', { 'class': 'epb-badge epb-badge-no', title: 'Run with --quick: shortened points' }, 'quick'));
+    }
+    return span;
+  }
+
+  function header(columns) {
+    var tr = el('tr');
+    columns.forEach(function (col) {
+      var th = el('th', { scope: 'col', 'data-key': col.key });
+      th.appendChild(el('span', { title: col.help || col.label }, col.label));
+      if (col.help) {
+        th.appendChild(document.createTextNode(' '));
+        th.appendChild(el('a', { 'class': 'epb-def', href: config.methodology + (col.anchor ? '#' + col.anchor : ''),
+          title: col.help, 'aria-label': 'Definition of ' + col.label }, '?'));
+      }
+      if (col.kind === 'num') { th.className = 'epb-num'; }
+      tr.appendChild(th);
+    });
+    var thead = el('thead');
+    thead.appendChild(tr);
+    return thead;
+  }
+
+  function numCell(value, format) {
+    var td = el('td', { 'class': 'epb-num' }, S.fmt(value, format));
+    if (typeof value === 'number') { td.title = String(value); }
+    return td;
+  }
+
+  function runLink(row, text) {
+    return el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, text);
+  }
+
+  function endpointCell(entry) {
+    var td = el('td', { 'class': 'epb-endpoint' });
+    td.appendChild(el('a', { href: config.root + 'endpoints/' + encodeURIComponent(entry.endpoint_id) + '/',
+      title: 'The endpoint\u2019s page: identity, prices, every result' }, entry.label));
+    td.appendChild(el('span', { 'class': 'epb-muted epb-sub' }, entry.row.provider + ' \u00b7 ' + entry.row.model));
+    return td;
+  }
+
+  function rankedRow(entry, columns) {
+    var tr = el('tr', { 'data-endpoint': entry.endpoint_id, 'data-run': entry.row.run_id });
+    var p = entry.best;
+    columns.forEach(function (col) {
+      if (col.key === 'rank') { tr.appendChild(numCell(entry.rank, 'int')); return; }
+      if (col.key === 'endpoint_id') { tr.appendChild(endpointCell(entry)); return; }
+      if (col.key === 'date') {
+        var d = el('td', { 'class': 'epb-nowrap' });
+        d.appendChild(runLink(entry.row, entry.row.date));
+        tr.appendChild(d);
+        return;
+      }
+      if (col.key === 'badges') { var td = el('td'); td.appendChild(badges(entry)); tr.appendChild(td); return; }
+      if (col.key === 'compare') {
+        var c = el('td');
+        var box = el('input', { type: 'checkbox', 'class': 'epb-compare-box', 'aria-label': 'Compare ' + entry.label });
+        box.value = entry.endpoint_id;
+        box.addEventListener('change', compareLink);
+        c.appendChild(box);
+        tr.appendChild(c);
+        return;
+      }
+      if (!p) {
+        if (col.key === 'system_tps') {
+          var miss = el('td', { 'class': 'epb-miss', colspan: '5' }, state.target === 'ttft'
+            ? 'does not meet the target: lowest TTFT p90 ' + S.fmt(entry.closest.ttft_ms_p90, 'ms') + ' ms'
+            : 'does not reach the target: fastest per-user speed ' + S.fmt(entry.closest.tps_per_user, 'tps') + ' tok/s');
+          tr.appendChild(miss);
+        }
+        return;
+      }
+      tr.appendChild(numCell(p[col.key], col.format));
+    });
+    return tr;
+  }
+
+  var rankedTable = null;
+  var compareAnchor = null;
+
+  function compareLink() {
+    if (!compareAnchor) { return; }
+    var ids = Array.prototype.map.call(host.querySelectorAll('.epb-compare-box:checked'), function (b) { return b.value; });
+    var picked = [];
+    (ids.length >= 2 ? ids : entries.filter(function (e) { return e.rank; }).map(function (e) { return e.endpoint_id; }))
+      .forEach(function (id) { if (picked.indexOf(id) < 0 && picked.length < (ids.length >= 2 ? config.compare_limit : 3)) { picked.push(id); } });
+    var params = new URLSearchParams(queryString(state).replace(/^[^?]*\??/, ''));
+    if (picked.length) { params.set('endpoints', picked.join(',')); }
+    compareAnchor.setAttribute('href', config.root + 'compare/?' + params.toString());
+    compareAnchor.textContent = ids.length >= 2 ? 'Compare the ' + picked.length + ' ticked endpoints'
+      : 'Compare the top ' + picked.length + ' (or tick two to ' + config.compare_limit + ')';
+  }
+
+  function renderRanked() {
+    var columns = config.columns.concat(compareMode ? [] : [{ key: 'compare', label: 'compare', kind: 'text' }]);
+    var table = el('table', { 'class': 'epb-table epb-ranked', id: 'epb-ranked' });
+    var list = compareMode ? chosen : entries;
+    var ranked = list.filter(function (e) { return e.rank; }).length;
+    table.appendChild(el('caption', null, (compareMode ? 'The chosen endpoints' : 'Endpoints') + ' on ' +
+      state.workload + ' with ' + targetText() + ': ' + S.plural(ranked, 'ranked endpoint') +
+      ', best throughput first (newest result of each; # is the rank among all endpoints).'));
+    table.appendChild(header(columns));
+    var body = el('tbody');
+    list.forEach(function (e) { body.appendChild(rankedRow(e, columns)); });
+    if (!list.length) {
+      var tr = el('tr');
+      tr.appendChild(el('td', { colspan: String(columns.length), 'class': 'epb-empty' },
+        state.emulated === '1' ? 'No result for this workload yet.'
+          : 'No rankable result for this workload yet. Tick \u201cInclude unranked results\u201d to see emulated ones.'));
+      body.appendChild(tr);
+    }
+    table.appendChild(body);
+    var scroll = el('div', { 'class': 'epb-scroll' });
+    scroll.appendChild(table);
+    if (rankedTable) { rankedTable.parentNode.replaceChild(scroll, rankedTable); } else { host.appendChild(scroll); }
+    rankedTable = scroll;
+    if (!compareMode) {
+      if (!compareAnchor) {
+        compareAnchor = el('a', { 'class': 'md-button', id: 'epb-compare-link' }, '');
+        scroll.parentNode.insertBefore(compareAnchor, scroll.nextSibling);
+      }
+      compareLink();
+    }
+  }
+
+  // ---------------------------------------------------------------- compare
+  // The entries to compare: per endpoint asked for, its best-placed entry (one client region).
+  function pickChosen() {
+    var ids = state.endpoints ? state.endpoints.split(',') : [];
+    if (!ids.length) {
+      entries.forEach(function (e) {
+        if (e.rank && ids.length < 3 && ids.indexOf(e.endpoint_id) < 0) { ids.push(e.endpoint_id); }
+      });
+    }
+    var out = [];
+    ids.forEach(function (id) {
+      var first = entries.filter(function (e) { return e.endpoint_id === id; })[0];
+      if (first && out.length < config.compare_limit) { out.push(first); }
+    });
+    return out;
+  }
+
+  function renderPick() {
+    var pick = controls.pick;
+    Array.prototype.slice.call(pick.querySelectorAll('label')).forEach(function (n) { n.remove(); });
+    var ids = chosen.map(function (e) { return e.endpoint_id; });
+    var seen = {};
+    entries.forEach(function (e) {
+      if (seen[e.endpoint_id]) { return; }
+      seen[e.endpoint_id] = true;
+      var label = el('label', { 'class': 'epb-pick-item' });
+      var box = el('input', { type: 'checkbox', name: 'endpoints' });
+      box.value = e.endpoint_id;
+      box.checked = ids.indexOf(e.endpoint_id) >= 0;
+      box.addEventListener('change', function () {
+        var now = Array.prototype.filter.call(pick.querySelectorAll('input'), function (b) { return b.checked; })
+          .map(function (b) { return b.value; });
+        if (now.length > config.compare_limit) {
+          box.checked = false;
+          S.paramNotes(host, ['At most ' + config.compare_limit + ' endpoints at once.']);
+          return;
+        }
+        update('endpoints', now.join(','));
+      });
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(' ' + e.endpoint_id));
+      pick.appendChild(label);
+    });
+  }
+
+  function section(id, title) {
+    var old = document.getElementById(id);
+    var s = el('section', { id: id, 'class': 'epb-section' });
+    s.appendChild(el('h2', null, title));
+    if (old) { old.parentNode.replaceChild(s, old); } else { host.appendChild(s); }
+    return s;
+  }
+
+  function pct(a, b) {
+    if (a == null || b == null || b === 0) { return '\u2014'; }
+    var d = (a - b) / Math.abs(b) * 100;
+    return (d > 0 ? '+' : '') + S.fmt(d, 'num') + '%';
+  }
+
+  function agenticOf(entry) {
+    return agentic.filter(function (a) { return a.endpoint_id === entry.endpoint_id &&
+      (a.rankable || state.emulated === '1'); });
+  }
+
+  function bestAgentic(entry) {
+    var list = agenticOf(entry);
+    return list.length ? list.reduce(function (a, b) { return (b.date > a.date) ? b : a; }) : null;
+  }
+
+  var DIFF = [
+    ['system throughput at target (tok/s)', function (e) { return e.best && e.best.system_tps; }, 'tps'],
+    ['per-user speed there (tok/s)', function (e) { return e.best && e.best.tps_per_user; }, 'tps'],
+    ['cost per M output tokens there ($)', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
+    ['TTFT p50 there (ms)', function (e) { return e.best && e.best.ttft_ms_p50; }, 'ms'],
+    ['TTFT p90 there (ms)', function (e) { return e.best && e.best.ttft_ms_p90; }, 'ms'],
+    ['TTFT p99 there (ms)', function (e) { return e.best && e.best.ttft_ms_p99; }, 'ms'],
+    ['TPOT p90 there (ms)', function (e) { return e.best && e.best.tpot_ms_p90; }, 'ms'],
+    ['error rate there', function (e) { return e.best && e.best.error_rate; }, 'pct'],
+    ['max system throughput, any point (tok/s)', function (e) {
+      return e.points.reduce(function (m, p) { return Math.max(m, p.system_tps || 0); }, 0);
+    }, 'tps'],
+    ['agentic success rate (newest)', function (e) { var a = bestAgentic(e); return a && a.success_rate; }, 'pct'],
+    ['agentic cost per successful task ($)', function (e) { var a = bestAgentic(e); return a && a.usd_per_successful_task; }, 'usd']
+  ];
+
+  function renderDiff() {
+    var s = section('epb-diff', 'Side by side, and the difference against ' + (chosen[0] ? chosen[0].label : 'the first'));
+    if (chosen.length < 2) {
+      s.appendChild(el('p', { 'class': 'epb-note' }, 'Pick at least two endpoints to compare.'));
+      return;
+    }
+    var table = el('table', { 'class': 'epb-table epb-diff', id: 'epb-diff-table' });
+    table.appendChild(el('caption', null, 'At ' + targetText() + ' on ' + state.workload +
+      '; the difference is each endpoint against the first column.'));
+    var thead = el('thead');
+    var tr = el('tr');
+    tr.appendChild(el('th', { scope: 'col' }, 'figure'));
+    chosen.forEach(function (e, i) {
+      tr.appendChild(el('th', { scope: 'col', 'class': 'epb-num' }, e.label));
+      if (i > 0) { tr.appendChild(el('th', { scope: 'col', 'class': 'epb-num' }, 'vs ' + chosen[0].label)); }
+    });
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    var body = el('tbody');
+    DIFF.forEach(function (d) {
+      var row = el('tr');
+      row.appendChild(el('th', { scope: 'row' }, d[0]));
+      var base = d[1](chosen[0]);
+      chosen.forEach(function (e, i) {
+        var v = d[1](e);
+        row.appendChild(numCell(v == null ? null : v, d[2]));
+        if (i > 0) { row.appendChild(el('td', { 'class': 'epb-num' }, pct(v, base))); }
+      });
+      body.appendChild(row);
+    });
+    table.appendChild(body);
+    var scroll = el('div', { 'class': 'epb-scroll' });
+    scroll.appendChild(table);
+    s.appendChild(scroll);
+  }
+
+  function renderAgentic() {
+    var s = section('epb-agentic', 'Agentic results of these endpoints');
+    var rows = [];
+    chosen.forEach(function (e) { agenticOf(e).forEach(function (a) { rows.push(a); }); });
+    if (!rows.length) {
+      s.appendChild(el('p', { 'class': 'epb-note' }, 'No agentic result for these endpoints yet.'));
+      return;
+    }
+    var cols = [['endpoint_id', 'endpoint', ''], ['workload_id', 'workload', ''], ['success_rate', 'success rate', 'pct'],
+      ['ci', '95% interval', ''], ['pass_hat_1', 'pass^1', 'pct'], ['usd_per_successful_task', 'per successful task ($)', 'usd'],
+      ['decision_ms_p90', 'decision p90 (ms)', 'ms'], ['date', 'date', '']];
+    var table = el('table', { 'class': 'epb-table', id: 'epb-agentic-table' });
+    var tr = el('tr');
+    cols.forEach(function (c) { tr.appendChild(el('th', { scope: 'col' }, c[1])); });
+    var thead = el('thead'); thead.appendChild(tr); table.appendChild(thead);
+    var body = el('tbody');
+    rows.forEach(function (a) {
+      var r = el('tr');
+      cols.forEach(function (c) {
+        if (c[0] === 'ci') {
+          r.appendChild(el('td', { 'class': 'epb-num' }, S.fmt(a.success_ci_low, 'pct') + ' \u2013 ' + S.fmt(a.success_ci_high, 'pct')));
+        } else if (c[2]) {
+          r.appendChild(numCell(a[c[0]], c[2]));
+        } else {
+          r.appendChild(el('td', null, S.fmt(a[c[0]])));
+        }
+      });
+      body.appendChild(r);
+    });
+    table.appendChild(body);
+    var scroll = el('div', { 'class': 'epb-scroll' });
+    scroll.appendChild(table);
+    s.appendChild(scroll);
+  }
+
+  // ---------------------------------------------------------------- chart
+  var chartBox, chartCaption, chartSummary, chartEmpty;
+
+  function buildChart() {
+    var s = el('section', { 'class': 'epb-charts', id: 'epb-buyer-chart', 'aria-label': 'Chart' });
+    s.appendChild(el('h2', { id: 'epb-chart-title', 'class': 'epb-chart-title' },
+      compareMode ? 'Their frontiers: throughput against per-user speed'
+        : 'The top endpoints\u2019 frontiers: throughput against per-user speed'));
+    chartCaption = el('p', { 'class': 'epb-chart-caption', id: 'epb-chart-caption' });
+    chartBox = el('div', { 'class': 'epb-chart', id: 'epb-chart', role: 'figure',
+      'aria-labelledby': 'epb-chart-title', 'aria-describedby': 'epb-chart-caption epb-chart-summary' });
+    chartEmpty = el('p', { 'class': 'epb-empty', id: 'epb-chart-empty', hidden: 'hidden' });
+    chartSummary = el('p', { 'class': 'epb-chart-summary', id: 'epb-chart-summary', 'aria-live': 'polite' });
+    [chartCaption, chartEmpty, chartBox, chartSummary].forEach(function (n) { s.appendChild(n); });
+    host.appendChild(s);
+  }
+
+  function chartRows(list) {
+    var rows = [];
+    list.forEach(function (e) {
+      e.points.forEach(function (p) {
+        if (p.tps_per_user == null || p.system_tps == null) { return; }
+        rows.push({ kind: 'point', series: e.label, point: p.point, run_id: p.run_id,
+          tps_per_user: p.tps_per_user, system_tps: p.system_tps, ttft_ms_p90: p.ttft_ms_p90,
+          usd_per_mtok_output: p.usd_per_mtok_output, frontier: !!p.on_pareto,
+          chosen: !!(e.best && e.best.point === p.point) });
+      });
+    });
+    return rows;
+  }
+
+  function embed() {
+    chart.holder = el('div', { 'class': 'epb-chart-view' });
+    chartBox.textContent = '';
+    chartBox.appendChild(chart.holder);
+    var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
+    var spec = Object.assign({}, config.chart, { width: width, config: Object.assign({},
+      config.chart.config || {}, S.chartConfig()), autosize: { type: 'fit-x', contains: 'padding' } });
+    chart.ready = window.vegaEmbed(chart.holder, spec, { mode: 'vega-lite', actions: false,
+      renderer: 'canvas', ast: true, logLevel: 1 }).then(function (result) { chart.view = result.view; return chart; });
+    return chart.ready;
+  }
+
+  function renderChart() {
+    var list = compareMode ? chosen : entries.filter(function (e) { return e.best; }).slice(0, CHART_SERIES);
+    var rows = chartRows(list);
+    var marks = rows.length;
+    if (state.target === 'speed' && rows.length) {
+      rows.push({ kind: 'target', tps_per_user: targetValue(), label: targetText() });
+    }
+    chartCaption.textContent = (compareMode ? 'The chosen endpoints\u2019' : 'The ' + S.plural(list.length, 'highest-ranked endpoint') + '\u2019')
+      + ' newest results on ' + state.workload + ': each measured point (faint when another point of the ' +
+      'same result is both faster per user and higher in throughput), the frontier as a step, the point chosen at ' +
+      'the target ringed' + (state.target === 'speed' ? ', the target as a dashed line.' : '.');
+    chartSummary.textContent = S.plural(marks, 'point') + ' in ' + S.plural(list.length, 'series', 'series') + '.';
+    chartEmpty.hidden = marks > 0;
+    chartBox.hidden = marks === 0;
+    chartEmpty.textContent = marks ? '' : 'Nothing to draw: no endpoint meets this target on this workload.';
+    if (typeof window.vegaEmbed !== 'function' || !marks) { return Promise.resolve(); }
+    var ready = chart.view ? Promise.resolve(chart) : embed();
+    return ready.then(function (c) {
+      var cs = c.view.changeset().remove(function () { return true; }).insert(rows);
+      return c.view.change('rows', cs).resize().runAsync();
+    });
+  }
+
+  // ---------------------------------------------------------------- render
+  function render() {
+    entries = rank();
+    if (compareMode) {
+      chosen = pickChosen();
+      renderPick();
+    }
+    renderRanked();
+    if (compareMode) { renderDiff(); renderAgentic(); }
+    pending = renderChart().then(function () {
+      host.setAttribute('data-renders', String(++renders));
+    }, function (err) {
+      host.setAttribute('data-chart-error', String(err && err.message || err));
+    });
+    return pending;
+  }
+
+  window.epbBuyer = {
+    idle: function () { return pending; },
+    state: function () { return Object.assign({}, state); },
+    entries: function () { return entries.map(function (e) {
+      return { endpoint_id: e.endpoint_id, label: e.label, rank: e.rank, point: e.best ? e.best.point : null,
+        system_tps: e.best ? e.best.system_tps : null, usd_per_mtok_output: e.best ? e.best.usd_per_mtok_output : null };
+    }); },
+    chosen: function () { return chosen.map(function (e) { return e.endpoint_id; }); },
+    chartData: function () { return chart.view ? chart.view.data('rows') : []; }
+  };
+
+  function start() {
+    var read = readUrl();
+    state = read.state;
+    buildControls();
+    S.paramNotes(host, read.problems);
+    sync();
+    if (!compareMode) { rankedTable = el('div'); host.appendChild(rankedTable); }
+    buildChart();
+    window.addEventListener('popstate', function () {
+      var again = readUrl(); state = again.state; S.paramNotes(host, again.problems); sync(); render();
+    });
+    S.onScheme(function () { chart.view = null; render(); });
+    return render();
+  }
+
+  window.epbBuyer.ready = Promise.all([fetchView(config.sources.latest), fetchView(config.sources.agentic)])
+    .then(function (views) { points = views[0]; agentic = views[1]; return start(); })
+    .catch(function (err) { S.loadFailed(host, err); });
+})();

@@ -1,0 +1,202 @@
+/* epbench, on every page: keeps `?emulated=1` across the site's own links, says how to serve
+ * the site when it is opened from a file (browsers block the data files there), and holds what
+ * the page scripts share (window.epbSite): number formatting, element building, the chart
+ * colours of the light and dark palettes, notes for address parameters that were not applied.
+ * Builds every element with createElement/textContent only. */
+(function () {
+  'use strict';
+
+  var FILE_NOTE = 'This page was opened from a file, and browsers do not let a page read its ' +
+    'data files from file://, so the leaderboards cannot load. Serve the site folder and open ' +
+    'it over http instead:';
+  var SERVE_COMMAND = 'python3 -m http.server --directory _site 8000';
+  var SERVE_AFTER = 'then open http://localhost:8000/ (run the command in the folder that holds _site).';
+
+  function emulatedWanted() {
+    return new URLSearchParams(window.location.search).get('emulated') === '1';
+  }
+
+  // A link of this site to a page (not a download, not an anchor on this page).
+  function ownPage(a) {
+    var href = a.getAttribute('href');
+    if (!href || href.charAt(0) === '#' || a.hasAttribute('download')) { return null; }
+    var url;
+    try { url = new URL(href, window.location.href); } catch (e) { return null; }
+    if (url.origin !== window.location.origin || url.protocol.indexOf('http') !== 0) { return null; }
+    if (/\.(json|csv|js|css|png|svg|xml|gz|txt)$/i.test(url.pathname)) { return null; }
+    return url;
+  }
+
+  function keepEmulated(a) {
+    var url = ownPage(a);
+    if (!url || url.searchParams.get('emulated') === '1') { return; }
+    url.searchParams.set('emulated', '1');
+    a.setAttribute('href', url.pathname + url.search + url.hash);
+  }
+
+  function fileNote() {
+    var box = document.createElement('div');
+    box.className = 'admonition warning epb-file-note';
+    box.id = 'epb-file-note';
+    var title = document.createElement('p');
+    title.className = 'admonition-title';
+    title.textContent = 'Serve the site to see the leaderboards';
+    var text = document.createElement('p');
+    text.textContent = FILE_NOTE;
+    var code = document.createElement('pre');
+    var inner = document.createElement('code');
+    inner.textContent = SERVE_COMMAND;
+    code.appendChild(inner);
+    var after = document.createElement('p');
+    after.textContent = SERVE_AFTER;
+    [title, text, code, after].forEach(function (n) { box.appendChild(n); });
+    return box;
+  }
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    if (attrs) {
+      Object.keys(attrs).forEach(function (key) { node.setAttribute(key, attrs[key]); });
+    }
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    return node;
+  }
+
+  // Thousands separators without Intl: toLocaleString costs ~20 us a call, too much for
+  // thousands of cells per filter change.
+  function grouped(n) {
+    var text = String(Math.abs(n));
+    var out = '';
+    while (text.length > 3) {
+      out = ',' + text.slice(-3) + out;
+      text = text.slice(0, -3);
+    }
+    return (n < 0 ? '-' : '') + text + out;
+  }
+
+  // Three significant figures, thousands separated: 2061.3 -> "2,060", 0.00008687 -> "0.0000869".
+  function sig3(v) {
+    if (v === 0) { return '0'; }
+    var r = Number(v.toPrecision(3));
+    if (Math.abs(r) >= 1000) { return grouped(Math.round(r)); }
+    if (Math.abs(r) < 1e-6) { return r.toPrecision(3); }
+    return String(r);
+  }
+
+  // A value as people read it. Formats: usd, pct (a 0..1 share), int, tps, ms, num.
+  // Integers stay exact unless a unit format applies; the exact value goes in a tooltip.
+  function fmt(value, format) {
+    if (value === null || value === undefined || value === '') { return '\u2014'; }
+    if (typeof value === 'boolean') { return value ? 'yes' : 'no'; }
+    if (Array.isArray(value)) { return value.length ? value.join(', ') : '\u2014'; }
+    if (typeof value === 'number') {
+      if (!isFinite(value)) { return '\u2014'; }
+      if (format === 'pct') { return sig3(value * 100) + '%'; }
+      if (format === 'usd') { return '$' + sig3(value); }
+      if (format === 'int' || (Number.isInteger(value) && format !== 'tps' && format !== 'ms')) {
+        return grouped(Math.round(value));
+      }
+      return sig3(value);
+    }
+    if (typeof value === 'object') { return JSON.stringify(value); }
+    return String(value);
+  }
+
+  function plural(n, one, many) { return grouped(n) + ' ' + (n === 1 ? one : (many || one + 's')); }
+
+  function dark() { return document.body && document.body.getAttribute('data-md-color-scheme') === 'slate'; }
+
+  // Vega config for the palette in use: text and grid colours that read on its background.
+  function chartConfig() {
+    var fg = dark() ? '#d5d8e4' : '#333333';
+    var grid = dark() ? '#3b3f52' : '#e4e4e4';
+    var axis = { labelColor: fg, titleColor: fg, gridColor: grid, domainColor: fg, tickColor: fg };
+    return { background: null, axis: axis, legend: { labelColor: fg, titleColor: fg },
+      title: { color: fg }, view: { stroke: grid } };
+  }
+
+  // Calls back when the reader switches between the light and dark palettes.
+  function onScheme(callback) {
+    if (!window.MutationObserver || !document.body) { return; }
+    var last = dark();
+    new MutationObserver(function () {
+      if (dark() !== last) { last = dark(); callback(); }
+    }).observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+  }
+
+  // A visible list of the address parameters that could not be applied, each with why.
+  function paramNotes(host, problems) {
+    var box = document.getElementById('epb-param-notes');
+    if (!box) {
+      box = el('div', { 'class': 'epb-param-notes', id: 'epb-param-notes', role: 'status' });
+      host.insertBefore(box, host.firstChild);
+    }
+    box.textContent = '';
+    box.hidden = !problems.length;
+    if (!problems.length) { return; }
+    box.appendChild(el('p', { 'class': 'epb-param-title' }, problems.length === 1
+      ? 'One part of the address could not be applied:' : problems.length + ' parts of the address could not be applied:'));
+    var list = el('ul');
+    problems.forEach(function (p) { list.appendChild(el('li', null, p)); });
+    box.appendChild(list);
+  }
+
+  // The error text of a failed data load, with the way out when the page came from a file.
+  function loadFailed(host, err) {
+    host.setAttribute('data-error', String(err && err.message || err));
+    if (window.location.protocol === 'file:') {
+      if (!document.getElementById('epb-file-note')) { host.appendChild(fileNote()); }
+      return;
+    }
+    host.appendChild(el('p', { 'class': 'epb-note' },
+      'The leaderboard data could not be loaded: ' + (err && err.message || err)));
+  }
+
+  // Why a row is not ranked: the `unranked_reasons` column (a list, or "; "-joined text) when
+  // the tables carry it, else what `rankable` alone says.
+  function unrankedReasons(row) {
+    var r = row.unranked_reasons;
+    if (Array.isArray(r) && r.length) { return r; }
+    if (typeof r === 'string' && r) { return r.split('; '); }
+    if (row.rankable !== false) { return []; }
+    return [row.division === 'emulated' ? 'emulated endpoint: epbench\u2019s own emulator, never ranked'
+      : 'not rankable'];
+  }
+
+  window.epbSite = {
+    unrankedReasons: unrankedReasons,
+    el: el,
+    fmt: fmt,
+    grouped: grouped,
+    plural: plural,
+    chartConfig: chartConfig,
+    onScheme: onScheme,
+    paramNotes: paramNotes,
+    loadFailed: loadFailed,
+    fileNote: fileNote,
+    emulatedWanted: emulatedWanted
+  };
+
+  function start() {
+    if (window.location.protocol === 'file:') {
+      var content = document.querySelector('.md-content__inner');
+      if (content && !document.getElementById('epb-file-note')) {
+        content.insertBefore(fileNote(), content.firstChild);
+      }
+    }
+    if (emulatedWanted()) {
+      Array.prototype.forEach.call(document.querySelectorAll('a[href]'), keepEmulated);
+      // Links built later (table rows, tabs of the header) get it when they are followed.
+      document.addEventListener('click', function (e) {
+        var a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
+        if (a) { keepEmulated(a); }
+      }, true);
+    }
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', start);
+  } else {
+    start();
+  }
+})();
