@@ -78,11 +78,15 @@ def project_dir(cwd: Path | None = None) -> Path:
     return here
 
 
-def _ids(folders: list[Path]) -> list[str]:
+def _ids(folders: list[Path], nested: bool = False) -> list[str]:
+    """The ids (file stems) of the YAML files in `folders` (and their sub-folders)."""
     ids: set[str] = set()
     for folder in folders:
         if folder.is_dir():
-            ids.update(p.stem for p in folder.iterdir() if p.suffix in {".yaml", ".yml"})
+            files = folder.glob("*/*.y*ml") if nested else iter(())
+            ids.update(
+                p.stem for p in (*folder.iterdir(), *files) if p.suffix in {".yaml", ".yml"}
+            )
     return sorted(ids)
 
 
@@ -108,7 +112,8 @@ def resolve_endpoint(spec: str, cwd: Path | None = None) -> Path:
 
 def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
     """A workload given as a path (relative to `cwd`, default the working directory), or as an
-    id looked up under serving/ then agentic/; InputError listing the ids that exist."""
+    id looked up under serving/ then agentic/ (and their sub-folders, such as agentic/bfcl/);
+    InputError listing the ids that exist."""
     base = cwd or Path.cwd()
     candidate = base / spec
     if candidate.suffix in {".yaml", ".yml", ".json"} or candidate.exists():
@@ -121,8 +126,11 @@ def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
             path = root / kind / f"{spec}.yaml"
             if path.is_file():
                 return path
-    serving = ", ".join(_ids([r / "serving" for r in roots])) or "none"
-    agentic = ", ".join(_ids([r / "agentic" for r in roots])) or "none"
+            nested = sorted((root / kind).glob(f"*/{spec}.yaml"))  # e.g. agentic/bfcl/
+            if nested:
+                return nested[0]
+    serving = ", ".join(_ids([r / "serving" for r in roots], nested=True)) or "none"
+    agentic = ", ".join(_ids([r / "agentic" for r in roots], nested=True)) or "none"
     raise InputError(
         f"--workload {spec}: no such workload file or id; "
         f"serving ids: {serving}; agentic ids: {agentic}"
@@ -132,4 +140,4 @@ def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
 def workload_ids(project: Path | None = None) -> set[str]:
     """Every workload id a run can name: the project's workloads, then the shipped ones."""
     roots = [(project if project is not None else project_dir()) / "workloads", workloads_dir()]
-    return set(_ids([r / kind for r in roots for kind in ("serving", "agentic")]))
+    return set(_ids([r / kind for r in roots for kind in ("serving", "agentic")], nested=True))

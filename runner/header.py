@@ -33,8 +33,10 @@ def result_header(
     *,
     pattern: str,
     slo: dict[str, Any] | None = None,
+    workload_extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The `meta` block of a run's plan: everything of the result known before it starts."""
+    """The `meta` block of a run's plan: everything of the result known before it starts
+    (`workload_extra`: more fields of the result's workload block, such as `quality`)."""
     kind = "serving" if workload.kind == "serving-workload" else "agentic"
     meta: dict[str, Any] = {
         "harness": harness_info(),
@@ -44,6 +46,7 @@ def result_header(
             "sha256": workload.sha256,
             "kind": kind,
             "pattern": pattern,
+            **(workload_extra or {}),
         },
         "endpoint": endpoint_doc,
         "client": client_info(base_url, region),

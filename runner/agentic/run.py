@@ -31,6 +31,17 @@ from runner.workload import LoadedWorkload
 AGENTIC_CONNECTIONS = 64
 
 
+def quality_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """`quality` and `source` of an agentic workload, for the result's workload block."""
+    out: dict[str, Any] = {}
+    if doc.get("quality"):
+        out["quality"] = True
+    source = doc.get("source")
+    if isinstance(source, dict):
+        out["source"] = {k: str(source[k]) for k in ("name", "version", "category") if k in source}
+    return out
+
+
 def agentic_settings(loaded: LoadedWorkload, quick: bool, bounds: Bounds) -> dict[str, Any]:
     """The result's `settings` for an agentic workload: what its requests asked for."""
 
@@ -68,7 +79,7 @@ def run_agentic_workload(
         run_dir = new_run_dir(out, run_id)
         meta = result_header(
             ep.doc, base_url, loaded, agentic_settings(loaded, quick, bounds), region,
-            pattern="agentic",
+            pattern="agentic", workload_extra=quality_fields(loaded.doc),
         )
         write_json_atomic(
             run_dir / PLAN_FILE,
