@@ -104,7 +104,7 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
 @click.option("--workloads", "workload_dirs", multiple=True, type=click.Path(path_type=Path),
               help="Agentic workload folders the emulator can play (default: the shipped ones).")
 def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path, ...]) -> None:
-    """Run the endpoint emulator as an OpenAI-compatible server."""
+    """Run the endpoint emulator: chat completions, Responses and Messages on one server."""
     from epcore.paths import resolve_endpoint
     from runner.emulator import serve
 

@@ -1,4 +1,7 @@
-"""A chat-completions answer folded into a `ChatResponse` as it arrives: times, usage, finish.
+"""An answer folded into a `ChatResponse` as it arrives: times, usage, finish.
+
+The endpoint's wire API (`runner.apis`) translates each parsed event into neutral
+(chat-chunk-shaped) events; the fold reads only those, so every API gets the same bounds.
 
 Only what the metrics need is kept: the first and last content-bearing arrival, the gaps
 between content-bearing events (ITL), usage, the finish reason and the count of
@@ -10,7 +13,8 @@ asks to keep the parsed events (`keep_chunks`) to assemble its message; those ar
 
 A content-bearing event is a choice whose `delta` has non-empty `content`,
 `reasoning_content` or `reasoning`, or any `tool_calls`; role-only chunks, empty chunks and a
-trailing usage-only chunk never move TTFT or E2E.
+trailing usage-only chunk never move TTFT or E2E. The first answer token (content or tool
+calls, not reasoning) is noted apart (`t_first_answer_ns`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runner.apis import OPENAI_CHAT_NAME, Api, Translator
 from runner.response import ChatResponse
 
 BATCH = 256
@@ -36,10 +41,16 @@ class StreamFailed(Exception):
 class ChatStreamFold:
     """Fold SSE payloads of one chat-completions stream into `res`."""
 
-    __slots__ = ("cap", "keep", "kept_bytes", "last", "pending", "res")
+    __slots__ = ("api", "cap", "keep", "kept_bytes", "last", "pending", "res", "translator")
 
-    def __init__(self, res: ChatResponse, keep_chunks: bool, max_message_bytes: int) -> None:
+    def __init__(
+        self, res: ChatResponse, keep_chunks: bool, max_message_bytes: int, api: Api
+    ) -> None:
         self.res = res
+        self.api = api
+        self.translator: Translator | None = (
+            None if api.name == OPENAI_CHAT_NAME else api.translator()
+        )
         self.keep = keep_chunks
         self.cap = max_message_bytes
         self.kept_bytes = 0
@@ -72,40 +83,50 @@ class ChatStreamFold:
         parsed, bad = _parse_all(events)
         res = self.res
         itl = res.itl_us
-        for (t, payload), obj in zip(events, parsed, strict=False):
+        translator = self.translator
+        for (t, payload), raw in zip(events, parsed, strict=False):
             try:
-                bearing = _content_bearing(obj, res)
-            except (TypeError, AttributeError):
+                neutral = [raw] if translator is None else translator.event(raw)
+                bearings = [(obj, _content_bearing(obj, res)) for obj in neutral]
+            except (TypeError, AttributeError, ValueError):
                 raise StreamFailed(
                     "stream_error", f"malformed SSE data: {payload[:80]!r}"
                 ) from None
-            if bearing is None:
-                raise StreamFailed("stream_error", f"error event: {str(obj.get('error'))[:150]}")
-            if self.keep:
-                res.chunks.append((t, obj))
-            if bearing:
-                last = self.last
-                if last:
-                    # Stamps converted from the kernel's clock can jitter by microseconds
-                    # between reads; events of one response never go back in time.
-                    t = max(t, last)
-                    itl.append((t - last) // 1000)
-                else:
-                    res.t_first_ns = t
-                self.last = res.t_last_ns = t
-                res.content_events += 1
+            for obj, bearing in bearings:
+                if bearing is None:
+                    raise StreamFailed(
+                        error_class(obj, self.api),
+                        f"error event: {str(obj.get('error'))[:150]}",
+                    )
+                if self.keep:
+                    res.chunks.append((t, obj))
+                if bearing:
+                    last = self.last
+                    if last:
+                        # Stamps converted from the kernel's clock can jitter by microseconds
+                        # between reads; events of one response never go back in time.
+                        t = max(t, last)
+                        itl.append((t - last) // 1000)
+                    else:
+                        res.t_first_ns = t
+                    if bearing == 2 and res.t_first_answer_ns is None:
+                        res.t_first_answer_ns = t
+                    self.last = res.t_last_ns = t
+                    res.content_events += 1
         if bad is not None:
             raise StreamFailed("stream_error", f"malformed SSE data: {events[bad][1][:80]!r}")
 
 
-def fold_message(res: ChatResponse, obj: Any, t: int, keep_chunks: bool) -> None:
+def fold_message(res: ChatResponse, obj: Any, t: int, keep_chunks: bool, api: Api) -> None:
     """A non-streamed answer: first and last content time are when the body finished."""
+    if isinstance(obj, dict):
+        obj = api.whole(obj)
     if keep_chunks:
         res.chunks.append((t, obj))
     if not isinstance(obj, dict):
         raise StreamFailed("protocol", "the JSON body is not an object")
     if obj.get("error"):
-        raise StreamFailed("stream_error", f"error in the body: {str(obj['error'])[:150]}")
+        raise StreamFailed(error_class(obj, api), f"error in the body: {str(obj['error'])[:150]}")
     res.usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else None
     has_content = False
     for choice in obj.get("choices") or ():
@@ -121,8 +142,16 @@ def fold_message(res: ChatResponse, obj: Any, t: int, keep_chunks: bool) -> None
             res.finish_reason = choice["finish_reason"]
     if has_content:
         res.t_first_ns = res.t_last_ns = t
+        res.t_first_answer_ns = t
         res.content_events = 1
     res.done = True
+
+
+def error_class(obj: Any, api: Api) -> str:
+    """`overloaded` for an error event the API uses for "busy", else `stream_error`."""
+    error = obj.get("error")
+    kind = error.get("type") or error.get("code") if isinstance(error, dict) else None
+    return "overloaded" if kind in api.overloaded_types else "stream_error"
 
 
 def _parse_all(events: list[tuple[int, str]]) -> tuple[list[Any], int | None]:
@@ -142,23 +171,24 @@ def _parse_all(events: list[tuple[int, str]]) -> tuple[list[Any], int | None]:
     return out, None  # a payload holding two values ("1,2") parses alone: fine
 
 
-def _content_bearing(obj: Any, res: ChatResponse) -> bool | None:
-    """True if a parsed chunk carries content; None for an error event. Notes usage/finish."""
+def _content_bearing(obj: Any, res: ChatResponse) -> int | None:
+    """2 if a neutral event carries answer content (text or tool calls), 1 if reasoning only,
+    0 if nothing; None for an error event. Notes usage, finish reason and the end."""
     if obj.get("error"):
         return None
     usage = obj.get("usage")
     if usage:
         res.usage = usage
-    bearing = False
+    if obj.get("done") is True:
+        res.done = True
+    bearing = 0
     for choice in obj.get("choices") or ():
         delta = choice.get("delta")
-        if delta and (
-            delta.get("content")
-            or delta.get("reasoning_content")
-            or delta.get("reasoning")
-            or delta.get("tool_calls")
-        ):
-            bearing = True
+        if delta:
+            if delta.get("content") or delta.get("tool_calls"):
+                bearing = 2
+            elif bearing == 0 and (delta.get("reasoning_content") or delta.get("reasoning")):
+                bearing = 1
         reason = choice.get("finish_reason")
         if reason:
             res.finish_reason = reason

@@ -1,4 +1,4 @@
-"""The HTTP client: one httpx.AsyncClient per run, streaming chat completions, exact times.
+"""The HTTP client: one httpx.AsyncClient per run, streaming answers, exact times.
 
 Per request it records, with `time.perf_counter_ns()` (CLOCK_MONOTONIC, the clock the emulator
 stamps its own events with):
@@ -8,6 +8,8 @@ stamps its own events with):
 - `t_first_ns`  arrival of the read carrying the first content-bearing event: a choice whose
                 `delta` has non-empty `content`, `reasoning_content` or `reasoning`, or any
                 `tool_calls` (role-only and empty chunks do not count);
+- `t_first_answer_ns`  the same for the first answer token (`content` or `tool_calls`, not
+                reasoning), so reasoning models show both;
 - `t_last_ns`   arrival of the read carrying the last content-bearing event (a trailing
                 usage-only chunk does not extend it);
 - `t_done_ns`   when the response is finished (after `[DONE]`, or the error).
@@ -20,6 +22,10 @@ whole request, the idle timeout bounds silence between reads, and caps bound the
 (transport), one SSE event (decoder), one JSON body, the whole response and the events kept to
 assemble an agentic message. Whatever the endpoint sends, the client keeps only times, counts
 and (when asked) the capped events, never the stream itself.
+
+The endpoint's wire API (`runner.apis`) builds the request body and translates each parsed
+event into neutral (chat-chunk-shaped) events (runner/chat_stream.py); the bounds sit below
+it, the same for every API.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 import httpx
 
 from epcore.metrics.errors import class_for_status
+from runner.apis import Api, get_api
 from runner.bounds import Bounds, ProtocolViolation, TooLarge
 from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
 from runner.response import ChatResponse
@@ -48,12 +55,12 @@ REQUEST_ID_HEADER = "x-epbench-request-id"
 
 
 class EndpointClient:
-    """Chat completions against one OpenAI-compatible base URL (ending in /v1).
+    """Requests against one base URL (ending in /v1) in the endpoint's wire API.
 
     `transport` is the seam for tests (httpx.MockTransport) and for other transports.
     `timeout_s` is each request's total deadline; `bounds` sets the idle timeout and the caps
-    (its own `timeout_s` is replaced by this one). The API key goes into the Authorization
-    header and nowhere else.
+    (its own `timeout_s` is replaced by this one). The API key goes into the API's auth header
+    (`authorization` or `x-api-key`) and nowhere else.
     """
 
     def __init__(
@@ -65,9 +72,13 @@ class EndpointClient:
         max_connections: int,
         transport: httpx.AsyncBaseTransport | None = None,
         bounds: Bounds | None = None,
+        api: str | None = None,
+        omit: tuple[str, ...] = (),
     ) -> None:
+        self.api: Api = get_api(api)
+        self.omit = frozenset(omit)
         self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/chat/completions"
+        self.url = self.base_url + self.api.path
         self.bounds = Bounds(**{**(bounds or Bounds()).__dict__, "timeout_s": float(timeout_s)})
         base_headers = {
             "content-type": "application/json",
@@ -75,8 +86,7 @@ class EndpointClient:
             "accept-encoding": "identity",
         }
         base_headers.update(headers or {})
-        if api_key:
-            base_headers["authorization"] = f"Bearer {api_key}"
+        base_headers.update(self.api.auth_headers(api_key))
         limits = httpx.Limits(
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
@@ -98,11 +108,11 @@ class EndpointClient:
     async def chat(
         self, body: dict[str, Any], keep_chunks: bool = False, request_id: str | None = None
     ) -> ChatResponse:
-        """Send one request; never raises for what the endpoint does (it is classified)."""
-        if body.get("stream"):
-            options = body.get("stream_options") or {}
-            if not options.get("include_usage"):
-                body = {**body, "stream_options": {**options, "include_usage": True}}
+        """Send one chat-shaped request in the endpoint's API; never raises for what the
+        endpoint does (it is classified)."""
+        if self.omit:
+            body = {k: v for k, v in body.items() if k not in self.omit}
+        body = self.api.build(body)
         content = json.dumps(body, separators=(",", ":")).encode()
         extra = {REQUEST_ID_HEADER: request_id} if request_id else None
         res = ChatResponse()
@@ -147,19 +157,20 @@ class EndpointClient:
         res.t_send_ns = response.extensions.get(WRITE_EXTENSION, res.t_send_ns)
         streamed = False
         cut = None
-        fold = ChatStreamFold(res, keep, self.bounds.max_message_bytes)
+        api = self.api
+        fold = ChatStreamFold(res, keep, self.bounds.max_message_bytes, api)
         try:
             cls = class_for_status(response.status_code)
             kind = _body_kind(response.headers.get("content-type", ""))
             if cls is not None:
-                await _read_error(response, res, cls)
+                await _read_error(response, res, cls, api)
             elif kind == "json":
-                await _read_json(response, res, keep, self.bounds.max_json_bytes)
+                await _read_json(response, res, keep, self.bounds.max_json_bytes, api)
             elif kind == "sse":
                 streamed = True
                 await _read_stream(response, res, fold, self.bounds)
             else:
-                await _read_error(response, res, "protocol")
+                await _read_error(response, res, "protocol", api)
         except StreamFailed as exc:
             _fail(res, exc.cls, exc.message)
         except EventTooLarge as exc:
@@ -240,12 +251,14 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes:
     return b"".join(parts)
 
 
-async def _read_error(response: httpx.Response, res: ChatResponse, cls: str) -> None:
+async def _read_error(response: httpx.Response, res: ChatResponse, cls: str, api: Api) -> None:
     data = b""
     async for chunk in response.aiter_bytes():
         data += chunk
         if len(data) >= _MAX_ERROR_BODY:
             break
+    if cls != "protocol" and any(kind.encode() in data for kind in api.overloaded_types):
+        cls = "overloaded"  # e.g. Anthropic's 529 (or 500) with an overloaded_error body
     res.retry_after_s = parse_retry_after(response.headers.get("retry-after"))
     text = data[:200].decode("utf-8", "replace").strip()
     status = f"HTTP {response.status_code}"
@@ -256,7 +269,7 @@ async def _read_error(response: httpx.Response, res: ChatResponse, cls: str) -> 
 
 
 async def _read_json(
-    response: httpx.Response, res: ChatResponse, keep_chunks: bool, cap: int
+    response: httpx.Response, res: ChatResponse, keep_chunks: bool, cap: int, api: Api
 ) -> None:
     """A non-streamed answer: first and last content time are when the body finished."""
     data = await _read_capped(response, cap)
@@ -266,7 +279,7 @@ async def _read_json(
     except ValueError:
         _fail(res, "protocol", "the JSON body is malformed")
         return
-    fold_message(res, obj, t, keep_chunks)
+    fold_message(res, obj, t, keep_chunks, api)
     _finish(res, cut=None)
 
 
@@ -316,6 +329,13 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         if isinstance(usage.get("completion_tokens"), int):
             res.output_tokens = usage["completion_tokens"]
             res.token_source = "usage"
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict):
+            res.cache_read_tokens = _count(details.get("cached_tokens"))
+            res.cache_write_tokens = _count(details.get("cache_write_tokens"))
+        details = usage.get("completion_tokens_details")
+        if isinstance(details, dict):
+            res.reasoning_tokens = _count(details.get("reasoning_tokens"))
     if res.output_tokens is None and res.content_events:
         res.output_tokens = res.content_events
         res.token_source = "chunks"
@@ -327,6 +347,10 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         _fail(res, "empty", "no content-bearing event")
     else:
         res.t_done_ns = _clock()
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def parse_retry_after(value: str | None) -> float | None:

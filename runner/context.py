@@ -67,7 +67,8 @@ async def open_context(
 ) -> AsyncIterator[RunContext]:
     """The RunContext of one run, with its one HTTP client, closed when the run ends."""
     client = EndpointClient(
-        base_url, ep.api_key, ep.headers, bounds.timeout_s, connections, bounds=bounds
+        base_url, ep.api_key, ep.headers, bounds.timeout_s, connections, bounds=bounds,
+        api=ep.doc.get("api"), omit=ep.omit,
     )
     try:
         yield RunContext(

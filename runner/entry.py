@@ -158,8 +158,10 @@ def _check_endpoint(ep: Endpoint, base_url: str, loaded: list[LoadedWorkload]) -
     timeout = float(ep.timeout_s or max(w.timeout_s for w in loaded))
 
     async def go() -> None:
-        quick = EndpointClient(base_url, ep.api_key, ep.headers, PREFLIGHT_TIMEOUT_S, 1)
-        full = EndpointClient(base_url, ep.api_key, ep.headers, timeout, 1)
+        api, omit = ep.doc.get("api"), ep.omit
+        quick = EndpointClient(base_url, ep.api_key, ep.headers, PREFLIGHT_TIMEOUT_S, 1,
+                               api=api, omit=omit)
+        full = EndpointClient(base_url, ep.api_key, ep.headers, timeout, 1, api=api, omit=omit)
         try:
             await preflight(quick, full, model, f"endpoint {ep.doc.get('id', ep.path)}")
         finally:

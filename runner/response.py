@@ -18,12 +18,16 @@ class ChatResponse:
     status: int | None = None
     t_send_ns: int = 0
     t_first_ns: int | None = None
+    t_first_answer_ns: int | None = None  # first answer token (content or tool calls)
     t_last_ns: int | None = None
     t_done_ns: int = 0
     output_tokens: int | None = None
     input_tokens: int | None = None
     token_source: str | None = None  # "usage" | "chunks" | None (nothing to count)
     input_source: str | None = None  # "usage" | None
+    reasoning_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     usage: dict[str, Any] | None = None
     error_class: str | None = None
     error: str | None = None

@@ -38,8 +38,9 @@ def request_body(
     req: PlannedRequest,
     calibration: Calibration | None = None,
 ) -> dict[str, Any]:
-    """The chat-completions body for one planned request (its length fitted to the endpoint
-    when a calibration is given, else one word per requested token)."""
+    """The chat-shaped body for one planned request (the endpoint's API translates it), its
+    length fitted to the endpoint when a calibration is given, else one word per requested
+    token."""
     model = endpoint.get("model") or {}
     words = (calibration or Calibration()).words_for(req.input_tokens)
     body: dict[str, Any] = {
@@ -79,6 +80,7 @@ def make_record(
         "t_scheduled_ns": t_scheduled_ns,
         "t_send_ns": res.t_send_ns,
         "t_first_ns": res.t_first_ns,
+        "t_first_answer_ns": res.t_first_answer_ns,
         "t_last_ns": res.t_last_ns,
         "t_done_ns": res.t_done_ns,
         "input_tokens": res.input_tokens,
@@ -86,6 +88,9 @@ def make_record(
         "input_requested": req.input_tokens,
         "output_tokens": res.output_tokens,
         "token_source": res.token_source,
+        "reasoning_tokens": res.reasoning_tokens,
+        "cache_read_tokens": res.cache_read_tokens,
+        "cache_write_tokens": res.cache_write_tokens,
         "status": res.status,
         "class": res.error_class or "ok",
         "error": res.error,

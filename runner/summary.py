@@ -77,6 +77,9 @@ def summarize_point(
         itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)], seed=base + 3),
         e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
     )
+    ttfa = _values(ok, latency.ttfa_ms)
+    if ttfa:
+        out["ttfa_ms"] = summarize(ttfa, seed=base + 8)
     if point.rate is not None:
         out["schedule_delay_ms"] = summarize(
             _values(measured, latency.schedule_delay_ms), seed=base + 5
@@ -89,13 +92,21 @@ def summarize_point(
         )
     tps_user = throughput.tps_per_user(tpot["p90"])
     measured_input = [r for r in measured if _input_measured(r)]
+    tokens: dict[str, Any] = {
+        "input": sum(int(r["input_tokens"]) for r in measured_input),
+        "output": output,
+        "output_in_window": in_window,
+        "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
+    }
+    # Reported by the endpoint's usage only; absent (not 0) when no request reported them.
+    for key, field in (("cached_input", "cache_read_tokens"),
+                       ("cache_write", "cache_write_tokens"),
+                       ("reasoning", "reasoning_tokens")):
+        values = [r[field] for r in measured if isinstance(r.get(field), int)]
+        if values:
+            tokens[key] = sum(values)
     out.update(
-        tokens={
-            "input": sum(int(r["input_tokens"]) for r in measured_input),
-            "output": output,
-            "output_in_window": in_window,
-            "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
-        },
+        tokens=tokens,
         system_tps=round(throughput.system_tps(in_window, window_s), _DIGITS),
         tps_per_user=None if tps_user is None else round(tps_user, _DIGITS),
         goodput_rps=round(throughput.goodput_rps(measured, slo, window_s), _DIGITS),

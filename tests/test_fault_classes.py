@@ -28,6 +28,7 @@ FAULTS = {
     "empty_choices": 0.1,
     "stall": 0.1,
     "stall_s": 1.5,
+    "overloaded": 0.1,  # on chat completions: a 529 at the door
 }
 
 

@@ -5,6 +5,8 @@ page point here).
 
     class         when
     rate_limited  HTTP 429
+    overloaded    the server said it is overloaded: HTTP 529, or an `overloaded_error` (Anthropic)
+                  or `server_is_overloaded` (OpenAI) error, as a status body or mid-stream
     http_4xx      any other 4xx status
     http_5xx      any 5xx status
     http_other    a status outside 2xx, 4xx and 5xx (1xx, 3xx, 600 and up)
@@ -22,10 +24,10 @@ page point here).
 
 Precedence: a cap or the deadline ends the request at once and wins; inside a finished 200
 stream, stream_error, then truncated, then empty. Failed requests are excluded from latency
-percentiles (the `ok` class alone feeds them). The first eight classes are in every result;
-the four added later (`http_other`, `deadline`, `protocol`, `too_large`) are optional in the
-result schema so results written before them still load, and `count_errors` lists them only
-when one was counted.
+percentiles (the `ok` class alone feeds them). Eight classes are required in every result;
+the ones added later (`overloaded`, `http_other`, `deadline`, `protocol`, `too_large`) are
+optional in the result schema, so results written before them still load; `count_errors`
+lists every class, zeros included.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 OK = "ok"
 ERROR_CLASSES: tuple[str, ...] = (
     "rate_limited",
+    "overloaded",
     "http_4xx",
     "http_5xx",
     "timeout",
@@ -49,10 +52,13 @@ ERROR_CLASSES: tuple[str, ...] = (
     "too_large",
 )
 # The classes every result carries (the rest were added later and are optional in the schema).
-CLASSES_IN_EVERY_RESULT: tuple[str, ...] = ERROR_CLASSES[:8]
+CLASSES_IN_EVERY_RESULT: tuple[str, ...] = (
+    "rate_limited", "http_4xx", "http_5xx", "timeout", "connection", "stream_error",
+    "truncated", "empty",
+)
 # Classes where the endpoint was busy or unreachable: a retry may succeed.
 TRANSPORT_CLASSES: frozenset[str] = frozenset(
-    {"rate_limited", "http_5xx", "timeout", "connection", "deadline"}
+    {"rate_limited", "overloaded", "http_5xx", "timeout", "connection", "deadline"}
 )
 
 
@@ -62,6 +68,8 @@ def class_for_status(status: int) -> str | None:
         return None
     if status == 429:
         return "rate_limited"
+    if status == 529:
+        return "overloaded"
     if 400 <= status < 500:
         return "http_4xx"
     if 500 <= status < 600:
@@ -70,12 +78,10 @@ def class_for_status(status: int) -> str | None:
 
 
 def count_errors(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Counts per error class over journal records: the classes every result carries, zeros
-    included, and a later class only when it was counted (so a journal written before the
-    later classes existed still gives exactly the counts it gave then)."""
-    counts = dict.fromkeys(CLASSES_IN_EVERY_RESULT, 0)
+    """Counts of every error class (all keys, zeros included) over journal records."""
+    counts = dict.fromkeys(ERROR_CLASSES, 0)
     for record in records:
         cls = record["class"]
         if cls != OK:
-            counts[cls] = counts.get(cls, 0) + 1
+            counts[cls] += 1
     return counts

@@ -49,6 +49,8 @@ class TrialRecord:
     wall_ms: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # cached_input / cache_write / reasoning, summed over the requests whose usage reported them
+    token_detail: dict[str, int] = field(default_factory=dict)
     usd: float | None = 0.0
     calls: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CLASSES})
     correct_calls: int = 0
@@ -81,6 +83,18 @@ class TrialRecord:
             "output_tokens": self.output_tokens,
             "usd": self.usd,
         }
+
+
+TOKEN_DETAIL = (("cached_input", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
+                ("reasoning", "reasoning_tokens"))
+
+
+def add_token_detail(into: dict[str, int], res: Any) -> None:
+    """Add a response's cache and reasoning counts, where its usage reported them."""
+    for key, attr in TOKEN_DETAIL:
+        value = getattr(res, attr, None)
+        if isinstance(value, int):
+            into[key] = into.get(key, 0) + value
 
 
 class TrialRun:
@@ -247,10 +261,16 @@ class TrialRun:
             for c in classified:
                 self.rec.calls[c.cls] += 1
         tokens_in, tokens_out = int(res.input_tokens or 0), int(res.output_tokens or 0)
-        usd = self.ledger.add(tag, tokens_in, tokens_out, elapsed_s + backoff)
+        usd = self.ledger.add(
+            tag, tokens_in, tokens_out, elapsed_s + backoff,
+            cached_input_tokens=int(getattr(res, "cache_read_tokens", None) or 0),
+            cache_write_tokens=int(getattr(res, "cache_write_tokens", None) or 0),
+            reasoning_tokens=int(getattr(res, "reasoning_tokens", None) or 0),
+        )
         self.rec.requests += 1
         self.rec.input_tokens += tokens_in
         self.rec.output_tokens += tokens_out
+        add_token_detail(self.rec.token_detail, res)
         if tag == "productive" and not failed:
             self.productive_tokens.append(tokens_in + tokens_out)
         self._journal_request(res, msg, classified, tag, attempt, backoff, usd, failed)
@@ -292,6 +312,7 @@ class TrialRun:
                 "tag": tag,
                 "t_send_ns": res.t_send_ns,
                 "t_first_ns": res.t_first_ns,
+                "t_first_answer_ns": getattr(res, "t_first_answer_ns", None),
                 "t_last_ns": res.t_last_ns,
                 "t_done_ns": res.t_done_ns,
                 "t_first_tool_ns": msg.first_tool_ns,
@@ -300,6 +321,9 @@ class TrialRun:
                 "input_source": getattr(res, "input_source", None) or "none",
                 "output_tokens": res.output_tokens,
                 "token_source": res.token_source,
+                "reasoning_tokens": getattr(res, "reasoning_tokens", None),
+                "cache_read_tokens": getattr(res, "cache_read_tokens", None),
+                "cache_write_tokens": getattr(res, "cache_write_tokens", None),
                 "status": res.status,
                 "class": res.error_class or "ok",
                 "error": res.error,
