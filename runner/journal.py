@@ -26,9 +26,10 @@ from typing import Any
 
 from epcore.credentials import REDACTED, redact
 from epcore.errors import RunError
+from epcore.journal_lines import REQUEST_FIELDS, TRIAL_FIELDS, complete_records
 
 MIN_SECRET_CHARS = 8
-
+__all__ = ["REQUEST_FIELDS", "TRIAL_FIELDS", "Journal", "complete_records"]
 
 class Journal:
     """Append-only JSON-lines file."""

@@ -2,11 +2,9 @@
 
 Every shard of one run was planned from the same workload file, so their plan.json files
 hold the same points (each shard ran the ones whose index % N == I-1). The merge copies the
-shard journals into one events.jsonl under `out` (one run spec line for every point first,
-then each shard's session and request lines in order, a request journaled twice kept once)
-and summarizes them with the same code as an unsharded run (`epcore.summary.summarize_run`
-over every point), so the merged numbers are exactly those an unsharded run of the same
-records would give.
+shard journals into one events.jsonl under `out` and summarizes them with the same code as an
+unsharded run (`epcore.summary.summarize_run` over every point), so the merged numbers are
+exactly those an unsharded run of the same records would give.
 """
 
 from __future__ import annotations
@@ -15,16 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from epcore.errors import InputError
-from runner.entry import JOURNAL_FILE, PLAN_FILE, _read_plan_doc, write_json_atomic, write_result
 from runner.journal import Journal
 from runner.plan import Plan
+from runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
+from runner.serving_run import write_result
 
 
 def merge_runs(run_dirs: list[Path], out: Path) -> Path:
     """Write out/events.jsonl, out/plan.json and out/result.json; the result path."""
     if not run_dirs:
         raise InputError("epbench merge: name at least one run folder")
-    plans = [Plan.from_json(_read_plan_doc(Path(d))) for d in run_dirs]
+    plans = [Plan.from_json(read_plan_doc(Path(d))) for d in run_dirs]
     first = plans[0]
     for d, plan in zip(run_dirs, plans, strict=True):
         if plan.workload_sha256 != first.workload_sha256 or [p.id for p in plan.points] != [

@@ -21,6 +21,7 @@ from generator.checks import (
     evidence,
     pareto,
     plausible,
+    schedule,
     secrets,
 )
 from generator.checks.base import CHECKS, Check
@@ -82,10 +83,16 @@ def check_result(
     return out
 
 
-def check_endpoint(endpoint: dict[str, Any], file: str) -> list[Finding]:
-    """Semantic checks of a schema-valid endpoint file."""
-    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file),
-            *check_identity(endpoint, file, ENDPOINT_FIELDS)]
+def check_endpoint(
+    endpoint: dict[str, Any], file: str, project: Path | None = None
+) -> list[Finding]:
+    """Semantic checks of a schema-valid endpoint file (`project`: where its workloads are)."""
+    return [
+        *division.check_division(endpoint, file),
+        *secrets.check_key_env(endpoint, file),
+        *check_identity(endpoint, file, ENDPOINT_FIELDS),
+        *schedule.check_schedule(endpoint, file, project),
+    ]
 
 
 def rejected_points(findings: list[Finding]) -> set[int]:

@@ -22,6 +22,7 @@ from typing import Any
 from epcore import evidence
 from epcore.agentic_summary import summarize as summarize_agentic
 from epcore.findings import Finding
+from epcore.journal_lines import complete_records
 from epcore.runspec import RunSpec
 from epcore.summary import all_failed, summarize_run
 from epcore.trial_record import TrialRecord
@@ -102,7 +103,9 @@ def _recomputed(result: dict[str, Any], records: list[dict[str, Any]], name: str
 
 
 def recompute(result: Mapping[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The figures the journal gives, keyed like the result (only the keys it computes)."""
+    """The figures the journal gives, keyed like the result (only the keys it computes); lines
+    too incomplete to summarize are skipped, as the runner skipped them."""
+    records, _ = complete_records(records)
     header = next((r for r in records if r.get("type") == "run"), None)
     if header is None:
         raise ValueError("the journal has no run line")

@@ -28,7 +28,7 @@ import numpy as np
 
 _FIGURES = ("points", "pareto", "retries", "burst", "resumes", "agentic")
 _CODE = ("summary.py", "agentic_summary.py", "runspec.py", "trial_record.py", "cost_ledger.py",
-         "pricing.py", "evidence.py", "rankable.py")
+         "pricing.py", "evidence.py", "rankable.py", "journal_lines.py")
 
 
 def cache_dir() -> Path:
