@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from epcore import evidence
-from epcore.errors import RunError
 from epcore.runspec import RunSpec
-from epcore.summary import all_failed, summarize_run
+from epcore.summary import summarize_run
 from runner import calibrate
 from runner.bounds import Bounds
 from runner.context import bounds_for, open_context
@@ -84,7 +83,7 @@ def run_serving(
         raise
     calibration = calibrate.load(run_dir, CALIBRATION_FILE)
     extra = {"calibration": calibration.to_json()} if calibration is not None else None
-    return finish(write_result(run_dir, plan, read_journal(run_dir), extra_settings=extra))
+    return write_result(run_dir, plan, read_journal(run_dir), extra_settings=extra)
 
 
 def _serving_settings(workload: ServingWorkload, quick: bool, bounds: Bounds) -> dict[str, Any]:
@@ -142,18 +141,6 @@ def spec_of(plan: Plan, records: list[dict[str, Any]]) -> RunSpec:
         if record.get("type") == "run":
             return RunSpec.from_json(record.get("spec"))
     return plan.spec(plan.meta.get("slo") or {})
-
-
-def finish(result_path: Path) -> Path:
-    """The result path, or a RunError when not one request succeeded (the result is kept, for
-    a look, but it measured nothing about the endpoint and `validate` rejects it)."""
-    problem = all_failed(Journal.read(result_path.parent / JOURNAL_FILE))
-    if problem is not None:
-        raise RunError(
-            f"{problem}; nothing was measured (is the endpoint up at the URL in its file?). "
-            f"The result at {result_path} cannot be submitted"
-        )
-    return result_path
 
 
 def write_result(

@@ -426,8 +426,9 @@ def test_prompts_hold_their_requested_length_as_llama_cpp_counts_it(
     assert calibration["source"] == "usage" and calibration["probes"] >= 4
     assert result["points"][0]["tokens"]["input_source"] == "planned"  # never shown as measured
     fit = Calibration.from_json(calibration)
-    lines = [json.loads(x) for x in
-             (Path(results[0]).parent / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [r for r in map(json.loads, (Path(results[0]).parent / "events.jsonl")
+                            .read_text(encoding="utf-8").splitlines())
+             if "request_id" in r]  # (the run spec and session lines are not requests)
     ratios = []
     for line in lines:
         prompt = messages(5, line["request_id"], fit.words_for(line["input_requested"]), None)

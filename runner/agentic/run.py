@@ -27,7 +27,6 @@ from runner.run_folder import (
     say,
     write_json_atomic,
 )
-from runner.serving_run import finish
 from runner.workload import LoadedWorkload
 
 AGENTIC_CONNECTIONS = 64
@@ -125,4 +124,4 @@ def run_agentic_workload(
     body["evidence"] = evidence.describe((run_dir / JOURNAL_FILE).read_bytes())
     out_path = run_dir / RESULT_FILE
     write_json_atomic(out_path, result_document(run_id, meta, body, extra))
-    return finish(out_path)
+    return out_path
