@@ -86,6 +86,8 @@ class Tables:
     endpoints: pd.DataFrame
     history: pd.DataFrame
     report: Report = field(default_factory=Report)
+    sources: dict[str, str] = field(default_factory=dict)
+    """`result_path` -> sha256 of the file, for the files an incremental build knows."""
 
 
 def _hardware(endpoint: dict[str, Any]) -> str | None:
@@ -121,11 +123,12 @@ def _card_today(project: Path, endpoint_id: str, build: int) -> cost.Card | None
 
 @dataclass(frozen=True)
 class Rows:
-    """The table rows one valid result contributes."""
+    """The table rows one valid result contributes: dicts by column name, or lists in the
+    tables' column order (as the build cache keeps them)."""
 
-    runs: list[dict[str, Any]]
-    points: list[dict[str, Any]]
-    agentic: list[dict[str, Any]]
+    runs: list[Any]
+    points: list[Any]
+    agentic: list[Any]
 
 
 @dataclass(frozen=True)
@@ -378,36 +381,49 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
                         project: Path) -> Tables:
     """Tables from already-validated files (their documents are kept unless rejected)."""
     make = RowMaker(results_dir, project)
-    builder = _Builder(results_dir, project, make.build)
+    parts: dict[str, list[list[Any]]] = {"runs": [], "points": [], "agentic": []}
+    columns = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
     for item in checked:
         if item.kind != "result" or status_for(item.findings) == "rejected":
             continue
         rows = item.derived if isinstance(item.derived, Rows) else make(item)
-        if rows is not None:
-            builder.runs += rows.runs
-            builder.points += rows.points
-            builder.agentic += rows.agentic
-    runs = pd.DataFrame(builder.runs, columns=RUN_COLUMNS)
+        if rows is None:
+            continue
+        for name, into in parts.items():
+            into.extend(r if isinstance(r, list) else [r.get(c) for c in columns[name]]
+                        for r in getattr(rows, name))
+    runs = pd.DataFrame(parts["runs"], columns=RUN_COLUMNS)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
     return Tables(
         runs=runs,
-        points=pd.DataFrame(builder.points, columns=POINT_COLUMNS),
-        agentic=pd.DataFrame(builder.agentic, columns=AGENTIC_COLUMNS),
+        points=pd.DataFrame(parts["points"], columns=POINT_COLUMNS),
+        agentic=pd.DataFrame(parts["agentic"], columns=AGENTIC_COLUMNS),
         endpoints=pd.DataFrame(_endpoint_rows(project), columns=ENDPOINT_COLUMNS),
         history=runs[HISTORY_COLUMNS].sort_values(["endpoint_id", "date"], ignore_index=True),
         report=report,
     )
 
 
-def build_tables(results_dir: Path, project: Path) -> Tables:
-    """Validate every file under results_dir and aggregate the ones that were not rejected."""
-    if results_dir.is_dir():
-        report, checked = validate_documents([results_dir], None, None,
-                                             post=RowMaker(results_dir, project))
-    else:
-        report, checked = Report(), []
-    return tables_from_checked(checked, report, results_dir, project)
+def build_tables(results_dir: Path, project: Path, cache_dir: Path | None = None) -> Tables:
+    """Validate every file under results_dir and aggregate the ones that were not rejected.
+    With `cache_dir` (the incremental build), files unchanged since the build that wrote that
+    cache are not read again: their findings and rows come from it (generator.build_cache)."""
+    if not results_dir.is_dir():
+        return tables_from_checked([], Report(), results_dir, project)
+    reuse = None
+    if cache_dir is not None:
+        from generator.build_cache import BuildCache
+        from generator.cached_checks import CachedChecks
+
+        reuse = CachedChecks(BuildCache.open(cache_dir, project), results_dir)
+    report, checked = validate_documents([results_dir], None, None,
+                                         post=RowMaker(results_dir, project), reuse=reuse)
+    tables = tables_from_checked(checked, report, results_dir, project)
+    if reuse is not None:
+        reuse.cache.save()
+        tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
+    return tables
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
