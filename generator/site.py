@@ -31,6 +31,7 @@ from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
 from generator.build_cache import context_digest
 from generator.csp import CSP, secure_pages
+from generator.history_views import series_views
 from generator.latest import board_views
 from generator.page_manifest import PageManifest, drop_stale, page_digest, shell_digest
 from generator.pages import write_pages
@@ -208,11 +209,15 @@ class _Collect(logging.Handler):
 
 
 def _write_views(tables: Any, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "history").mkdir(parents=True, exist_ok=True)
     views = board_views(tables)
     for name, frame in views.items():
-        view = view_table(frame, VIEW_COLUMNS.get(name, list(frame.columns)))
-        (folder / f"{name}.json").write_text(
-            json.dumps(view, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
-            encoding="utf-8",
-        )
+        _write_view(folder / f"{name}.json",
+                    view_table(frame, VIEW_COLUMNS.get(name, list(frame.columns))))
+    for file, frame in series_views(tables.runs).items():
+        _write_view(folder / "history" / file, view_table(frame, VIEW_COLUMNS["history"]))
+
+
+def _write_view(path: Path, view: dict[str, Any]) -> None:
+    path.write_text(json.dumps(view, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
+                    encoding="utf-8")
