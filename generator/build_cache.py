@@ -36,7 +36,7 @@ from epcore.paths import shipped
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 SHARDS = 64
 JOURNAL_SUFFIX = ".events.jsonl.gz"
 _CLOCK_CHECKS = frozenset({"date.future"})
@@ -149,11 +149,14 @@ class BuildCache:
         entries: dict[str, Any] = data["entries"]
         return entries
 
-    def stamp(self, path: Path, rel: str) -> tuple[Stamp, dict[str, Any] | None]:
-        """The file's stamp and its entry when the entry still describes it (else None)."""
+    def stamp(self, path: Path, rel: str,
+              stat: list[int] | None = None) -> tuple[Stamp, dict[str, Any] | None]:
+        """The file's stamp and its entry when the entry still describes it (else None);
+        `stat` is the file's [size, mtime_ns] when the caller has it already."""
         self.seen.add(rel)
-        journal = _journal_of(path)
-        now = Stamp(_stat(path), journal_stat=_stat(journal) if journal else None)
+        journal = Path(os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX)
+        journal_stat = _stat(journal)
+        now = Stamp(stat or _stat(path), journal_stat=journal_stat)
         entry = self._shard(self._shard_of(rel)).get(rel)
         if isinstance(entry, dict) and now.stat is not None and entry.get("stat") == now.stat \
                 and entry.get("journal_stat") == now.journal_stat:
@@ -161,7 +164,7 @@ class BuildCache:
             return now, entry
         if now.stat is not None:
             now.sha = sha256_file(path)
-            if journal is not None and now.journal_stat is not None:
+            if now.journal_stat is not None:
                 now.journal_sha = sha256_file(journal)
         if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
                 and entry.get("journal_sha") == now.journal_sha:
@@ -218,11 +221,6 @@ class BuildCache:
 def findings_of(entry: dict[str, Any]) -> list[Finding]:
     return [Finding(str(f[0]), str(f[1]), str(f[2]), f[3], str(f[4]), str(f[5]), dict(f[6]))
             for f in entry["findings"]]
-
-
-def _journal_of(path: Path) -> Path | None:
-    journal = path.with_name(path.name.removesuffix(".json") + JOURNAL_SUFFIX)
-    return journal if os.path.lexists(journal) else None
 
 
 def _key(folder: Path) -> bytes:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from epcore.documents import DocumentError, load_document
@@ -439,6 +440,28 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
+def _csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as its CSV download shows it (what `_csv_cell` does to each cell, column by
+    column: lists and dicts as JSON, formula-like text quoted, infinities empty)."""
+    flat = frame.copy()
+    for column in flat.columns:
+        series = flat[column]
+        if pd.api.types.is_float_dtype(series.dtype):
+            if bool(np.isinf(series.to_numpy()).any()):
+                flat[column] = series.where(~np.isinf(series.to_numpy()), np.nan)
+            continue
+        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        values = series.to_numpy(dtype=object)
+        if any(isinstance(v, (list, dict, float)) for v in values):
+            flat[column] = series.map(_csv_cell)  # containers (and odd floats): cell by cell
+            continue
+        risky = series.str.startswith(_FORMULA_START, na=False).to_numpy(dtype=bool)
+        if risky.any():
+            flat[column] = series.where(~risky, "'" + series.astype(str))
+    return flat
+
+
 def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
     """Write `<name>.json` (records, NaN -> null) and `<name>.csv` for each table."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -452,15 +475,8 @@ def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
         path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
                         encoding="utf-8")
         written.append(path)
-        # Only text, list and dict cells need _csv_cell; numbers go through as they are.
-        flat = pd.DataFrame(values, columns=columns)
-        for column in flat.columns:
-            dtype = flat[column].dtype
-            if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
-                flat[column] = flat[column].map(_csv_cell)
-        csv_path = out_dir / f"{name}.csv"
-        flat.to_csv(csv_path, index=False)
-        written.append(csv_path)
+        _csv_frame(frame).to_csv(out_dir / f"{name}.csv", index=False)
+        written.append(out_dir / f"{name}.csv")
     return written
 
 
