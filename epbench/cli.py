@@ -175,9 +175,20 @@ IMPORT_HELP = "Convert another tool's output into epbench results.\n\nFORMAT is 
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(list(IMPORTERS)))
 @click.argument("path", type=click.Path(path_type=Path, exists=True))
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
-              help="Where to write the results (e.g. results/<submitter>).")
+              help="Where to write the results (e.g. results/<submitter>), or for bfcl the "
+                   "workloads (e.g. workloads/agentic/).")
 @click.option("--submitter", default=None, help="Submitter id for the imported results.")
-def import_(fmt: str, path: Path, out: Path, submitter: str | None) -> None:
+@click.option("--sample", type=click.IntRange(min=1), default=None,
+              help="bfcl: keep a seeded sample of N tasks per category.")
+@click.option("--seed", type=int, default=0, show_default=True, help="bfcl: the sample's seed.")
+def import_(fmt: str, path: Path, out: Path, submitter: str | None, sample: int | None,
+            seed: int) -> None:
+    if IMPORTERS[fmt].writes == "workloads":
+        from generator.importers import import_workloads
+
+        for written in import_workloads(fmt, path, out, sample=sample, seed=seed):
+            click.echo(str(written))
+        return
     from generator.importers import import_results
 
     for written in import_results(fmt, path, out, submitter=submitter):

@@ -90,7 +90,8 @@ def resolve_endpoint(spec: str, cwd: Path | None = None) -> Path:
 
 
 def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
-    """A workload given as a path, or as an id looked up under serving/ then agentic/."""
+    """A workload given as a path, or as an id looked up under serving/ then agentic/ (and
+    their sub-folders, such as agentic/bfcl/)."""
     candidate = Path(spec)
     if candidate.suffix in {".yaml", ".yml", ".json"} or candidate.exists():
         return candidate
@@ -99,4 +100,7 @@ def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
             path = base / kind / f"{spec}.yaml"
             if path.is_file():
                 return path
+            nested = sorted((base / kind).glob(f"*/{spec}.yaml"))
+            if nested:
+                return nested[0]
     return candidate

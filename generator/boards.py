@@ -22,7 +22,7 @@ VIEW_COLUMNS: dict[str, list[str]] = {
              "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
              "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
              "usd_per_mtok_output_today", "success_rate", "pass_hat_1",
-             "usd_per_successful_task", "decision_ms_p90"],
+             "usd_per_successful_task", "decision_ms_p90", "quality", "quality_below"],
     "points": ["run_id", "endpoint_id", "workload_id", "point", "concurrency", "rate",
                "tps_per_user", "system_tps", "ttft_ms_p90", "usd_per_mtok_output",
                "on_pareto"],
@@ -34,7 +34,7 @@ VIEW_COLUMNS: dict[str, list[str]] = {
     "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "success_rate",
                 "success_ci_low", "success_ci_high",
                 "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
-                "usd_per_successful_task", "retry_spend_share",
+                "usd_per_successful_task", "retry_spend_share", "quality", "quality_below",
                 *(f"retry_{tag}_{m}" for tag in ("productive", "repair", "recovery", "transport")
                   for m in ("requests", "tokens", "seconds", "usd"))],
 }
@@ -66,6 +66,7 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
                     Column("error_rate", "error rate"),
                     Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
+                    Column("quality", "tool-call quality vs reference", "text"),
                     Column("date", "date", "text"), Column("provider", "provider", "text"),
                     Column("division", "division", "text"), Column("region", "region", "text"),
                     Column("disclosure_score", "disclosure"),
@@ -90,6 +91,7 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("success_ci_low", "95% low"), Column("success_ci_high", "95% high"),
                     Column("pass_hat_1", "pass^1"), Column("decision_ms_p90", "decision p90 (ms)"),
                     Column("correct_call_rate", "correct calls"),
+                    Column("quality", "quality vs reference", "text"),
                     Column("usd_per_task", "per task ($)"),
                     Column("usd_per_successful_task", "per successful task ($)"),
                     Column("retry_spend_share", "retry spend share"),

@@ -30,6 +30,7 @@ LATEST_AGENTIC_COLUMNS = [
     "date", "submitter", "rankable", "unranked_reasons", *RUN_EXTRA, "trials", "tasks",
     "success_rate", "success_ci_low", "success_ci_high", "pass_hat_1", "decision_ms_p90",
     "correct_call_rate", "usd_per_task", "usd_per_successful_task", "retry_spend_share",
+    "quality", "quality_below",
 ]
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 from epcore.documents import DocumentError, load_document
 from epcore.metrics.pareto import frontier
 from epcore.schema import check_schema, kind_of
-from generator import cost
+from generator import cost, quality
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.disclosure import disclosure
@@ -44,6 +44,7 @@ RUN_COLUMNS = [
     "decision_ms_p90",
     # additions beyond the contract
     "cost_usd", "tokens_per_kwh", "blended_usd_per_mtok_today", "disclosure_missing",
+    *quality.RUN_QUALITY_COLUMNS,
 ]
 POINT_COLUMNS = [
     *IDENTITY, "point", "concurrency", "rate", "phase", "system_tps", "tps_per_user",
@@ -63,6 +64,8 @@ AGENTIC_COLUMNS = [
     "usd_per_task", "usd_per_successful_task", "retry_spend_share",
     "excess_tokens_over_reference",
     "usd_per_successful_task_today",
+    "model_version", "success_n", "quality_workload", "reference_endpoint", "source_category",
+    *quality.AGENTIC_QUALITY_COLUMNS,
 ]
 ENDPOINT_COLUMNS = [
     "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
@@ -319,6 +322,11 @@ class _Builder:
             "usd_per_successful_task_today": (
                 spend_today.usd_per_successful_task if spend_today else None
             ),
+            "model_version": run.get("model_version"),
+            "success_n": block["success_rate"]["n"],
+            "quality_workload": bool(doc["workload"].get("quality")),
+            "reference_endpoint": bool(doc["endpoint"]["model"].get("reference")),
+            "source_category": (doc["workload"].get("source") or {}).get("category"),
         }
         for name in _CALLS:
             row[f"calls_{name}"] = block["calls"][name]
@@ -393,13 +401,16 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
         for name, into in parts.items():
             into.extend(r if isinstance(r, list) else [r.get(c) for c in columns[name]]
                         for r in getattr(rows, name))
+    agentic = pd.DataFrame(parts["agentic"], columns=AGENTIC_COLUMNS)
     runs = pd.DataFrame(parts["runs"], columns=RUN_COLUMNS)
+    points = pd.DataFrame(parts["points"], columns=POINT_COLUMNS)
+    quality.apply_gate(agentic, runs, points)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
     return Tables(
         runs=runs,
-        points=pd.DataFrame(parts["points"], columns=POINT_COLUMNS),
-        agentic=pd.DataFrame(parts["agentic"], columns=AGENTIC_COLUMNS),
+        points=points,
+        agentic=agentic,
         endpoints=pd.DataFrame(_endpoint_rows(project), columns=ENDPOINT_COLUMNS),
         history=runs[HISTORY_COLUMNS].sort_values(["endpoint_id", "date"], ignore_index=True),
         report=report,

@@ -125,6 +125,17 @@ def run_command(
     return results
 
 
+def _quality_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """`quality` and `source` of an agentic workload, for the result's workload block."""
+    out: dict[str, Any] = {}
+    if doc.get("quality"):
+        out["quality"] = True
+    source = doc.get("source")
+    if isinstance(source, dict):
+        out["source"] = {k: str(source[k]) for k in ("name", "version", "category") if k in source}
+    return out
+
+
 def _workload_files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in {".yaml", ".yml"})
@@ -424,6 +435,7 @@ def _run_agentic(
                 "sha256": sha,
                 "kind": "agentic",
                 "pattern": "agentic",
+                **_quality_fields(doc),
             },
             "endpoint": ep.doc,
             "client": client_info(base_url, region),

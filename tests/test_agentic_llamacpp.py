@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from epcore.schema import check_schema
 from tests.conftest import need
@@ -132,3 +133,33 @@ def test_a_tiny_llama_run_finishes_validates_and_classifies_every_call(
     assert sum(per_class.values()) >= 1, "the forced tool choice produced no call at all"
     if max_tokens == 8:
         assert per_class.get("stream_truncated", 0) >= 1
+
+
+def test_an_imported_bfcl_workload_runs_against_llama_and_its_result_validates(
+    tmp_path: Path, llama_url: str
+):
+    """Issue 14: a BFCL workload (three tasks of the shipped sample, short answers) against
+    the real server; the tiny random model mostly fails the tasks, the run must still finish
+    and validate, every task with its trial."""
+    from runner.entry import run_command
+    from tests.test_llamacpp_serving import write_endpoint
+
+    shipped = Path(__file__).resolve().parent.parent / "workloads" / "agentic" / "bfcl"
+    doc = yaml.safe_load((shipped / "bfcl-simple-python.yaml").read_text("utf-8"))
+    doc["tasks"] = doc["tasks"][:3]
+    doc["timeout_s"] = 120
+    doc["settings"].update(max_tokens=48, stream=False)
+    doc["limits"]["retry"] = {"max_retries": 1, "backoff_s": 0.1}
+    path = tmp_path / "bfcl-simple-python.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    results = run_command(
+        endpoint=write_endpoint(tmp_path / "llama.yaml", llama_url), workload=path,
+        out=tmp_path / "runs", resume=None, quick=False, client_region=None, shard=None,
+        progress=False,
+    )
+    result = json.loads(Path(results[0]).read_text("utf-8"))
+    assert check_schema(result, "result", "result.json") == []
+    assert result["workload"]["quality"] is True
+    assert result["workload"]["source"]["category"] == "simple_python"
+    assert [t["id"] for t in result["agentic"]["tasks"]] == [t["id"] for t in doc["tasks"]]
+    assert result["agentic"]["harness_faults"] == []

@@ -56,15 +56,17 @@ class WorkloadIndex:
         self._history: dict[Path, frozenset[str]] = {}
 
     def file_for(self, workload_id: str, kind: str) -> Path | None:
-        """The project's workload file, else the one shipped with epbench (installed wheel)."""
+        """The project's workload file, else the one shipped with epbench (installed wheel);
+        directly under workloads/<kind>/ or one folder down (workloads/agentic/bfcl/)."""
         key = f"{kind}/{workload_id}"
         if key not in self._files:
             found = None
             for folder in (self.project / "workloads", shipped("workloads")):
                 for suffix in (".yaml", ".yml", ".json"):
-                    candidate = folder / kind / f"{workload_id}{suffix}"
-                    if candidate is not None and candidate.is_file():
-                        found = candidate
+                    candidates = [folder / kind / f"{workload_id}{suffix}",
+                                  *sorted((folder / kind).glob(f"*/{workload_id}{suffix}"))]
+                    found = next((c for c in candidates if c.is_file()), None)
+                    if found:
                         break
                 if found:
                     break

@@ -3,7 +3,8 @@
 Each importer maps what maps, lists what does not in `source.unmapped`, and marks the result
 with `source.format`, so the site can say where a row came from. IMPORTERS registers them by
 kind: the command line reads its FORMAT choices and their help from it. An importer's module
-(loaded on use, so `epbench --help` stays fast) has `convert(path) -> list[result]`.
+(loaded on use, so `epbench --help` stays fast) has `convert(path) -> list[result]`; one that
+writes workloads instead (`writes="workloads"`: BFCL) has `write(path, out, sample, seed)`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class Importer:
     kind: str
     reads: str
     module: str
+    writes: str = "results"  # or "workloads"
 
     def convert(self, path: Path) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = importlib.import_module(self.module).convert(path)
@@ -36,6 +38,8 @@ IMPORTERS: dict[str, Importer] = {
                  "generator.importers.mlperf_endpoints"),
         Importer("vllm-bench", "a file written by `vllm bench serve --save-result`",
                  "generator.importers.vllm_bench"),
+        Importer("bfcl", "the bfcl-eval wheel or its data folder (writes workloads to --out)",
+                 "generator.importers.bfcl", writes="workloads"),
     )
 }
 FORMATS = tuple(IMPORTERS)
@@ -55,4 +59,15 @@ def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None
     return write_results(importer.convert(path), out, submitter)
 
 
-__all__ = ["FORMATS", "IMPORTERS", "Importer", "import_results"]
+def import_workloads(
+    fmt: str, path: Path, out: Path, sample: int | None = None, seed: int = 0
+) -> list[Path]:
+    """Convert `path` into workload files under `out` (importers with writes="workloads")."""
+    importer = IMPORTERS.get(fmt)
+    if importer is None or importer.writes != "workloads":
+        raise InputError(f"{fmt!r} does not import workloads")
+    written: list[Path] = importlib.import_module(importer.module).write(path, out, sample, seed)
+    return written
+
+
+__all__ = ["FORMATS", "IMPORTERS", "Importer", "import_results", "import_workloads"]

@@ -8,11 +8,15 @@ that failed; an empty list is a success. `validate_workload_semantics` (the entr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from runner.agentic import pointer
+from runner.agentic.matching import accepts, call_matches, describe, equal
 from runner.agentic.model import Checks, ExpectedCall
+
+__all__ = ["Observed", "ObservedCall", "accepts", "call_matches", "describe", "evaluate"]
 
 
 @dataclass
@@ -41,50 +45,19 @@ class Observed:
     state: Any = None
 
 
-def _norm(value: Any) -> Any:
-    if isinstance(value, bool):
-        return ("bool", value)  # so that true never equals 1
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return " ".join(value.split()).casefold()
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, list):
-        return [_norm(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
-    return value
+Params = Mapping[str, dict[str, Any]]  # tool name -> its parameters (JSON Schema)
 
 
-def accepts(accepted: Any, actual: Any) -> bool:
-    """True when `actual` equals the accepted value, or one of them when `accepted` is a list
-    (strings case- and space-insensitive, numbers by value)."""
-    candidates = accepted if isinstance(accepted, list) else [accepted]
-    actual_n = _norm(actual)
-    return any((_norm(c) == actual_n and type(c) is not bool) or c is actual for c in candidates)
-
-
-def call_matches(expected: ExpectedCall, name: str, arguments: dict[str, Any]) -> bool:
-    return expected.tool == name and all(
-        key in arguments and accepts(value, arguments[key])
-        for key, value in expected.arguments.items()
+def _matches(checks: Checks, params: Params, exp: ExpectedCall, call: ObservedCall) -> bool:
+    return call_matches(
+        exp, call.name, call.arguments or {}, checks.match, params.get(call.name)
     )
 
 
-def describe(expected: ExpectedCall) -> str:
-    args = ", ".join(
-        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in expected.arguments.items()
-    )
-    return f"{expected.tool}({args})"
-
-
-def _matching(expected: tuple[ExpectedCall, ...], calls: list[ObservedCall]) -> dict[int, int]:
+def _matching(checks: Checks, params: Params, calls: list[ObservedCall]) -> dict[int, int]:
     """A maximum matching expected index -> call index (augmenting paths; sizes are small)."""
-    edges = [
-        [j for j, c in enumerate(calls) if call_matches(e, c.name, c.arguments or {})]
-        for e in expected
-    ]
+    expected = checks.calls
+    edges = [[j for j, c in enumerate(calls) if _matches(checks, params, e, c)] for e in expected]
     owner: dict[int, int] = {}
 
     def augment(i: int, seen: set[int]) -> bool:
@@ -102,12 +75,12 @@ def _matching(expected: tuple[ExpectedCall, ...], calls: list[ObservedCall]) -> 
     return {i: j for j, i in owner.items()}
 
 
-def _partial(expected: tuple[ExpectedCall, ...], calls: list[ObservedCall]) -> dict[int, int]:
+def _partial(checks: Checks, params: Params, calls: list[ObservedCall]) -> dict[int, int]:
     """Greedy in-order subsequence matching (optimal for a subsequence test)."""
     out: dict[int, int] = {}
     j = 0
-    for i, exp in enumerate(expected):
-        while j < len(calls) and not call_matches(exp, calls[j].name, calls[j].arguments or {}):
+    for i, exp in enumerate(checks.calls):
+        while j < len(calls) and not _matches(checks, params, exp, calls[j]):
             j += 1
         if j == len(calls):
             break
@@ -116,24 +89,28 @@ def _partial(expected: tuple[ExpectedCall, ...], calls: list[ObservedCall]) -> d
     return out
 
 
-def evaluate(checks: Checks, observed: Observed) -> list[str]:
-    """The checks that failed, each as one readable line; empty means the trial passed."""
+def evaluate(checks: Checks, observed: Observed, params: Params | None = None) -> list[str]:
+    """The checks that failed, each as one readable line; empty means the trial passed.
+
+    `params` (tool name -> parameters) is what `match.numbers: strict` reads declared types
+    from."""
+    params = params or {}
     failed: list[str] = []
     calls = [c for c in observed.calls if c.effective]
     if checks.order == "partial":
-        matched = _partial(checks.calls, calls)
+        matched = _partial(checks, params, calls)
     elif checks.order == "strict":
         matched = {
             i: i
             for i, e in enumerate(checks.calls)
-            if i < len(calls) and call_matches(e, calls[i].name, calls[i].arguments or {})
+            if i < len(calls) and _matches(checks, params, e, calls[i])
         }
         if len(calls) != len(checks.calls):
             failed.append(
                 f"order strict: {len(calls)} valid calls made, {len(checks.calls)} expected"
             )
     else:
-        matched = _matching(checks.calls, calls)
+        matched = _matching(checks, params, calls)
     for i, exp in enumerate(checks.calls):
         if i not in matched:
             word = "in order " if checks.order in {"partial", "strict"} else ""
@@ -156,7 +133,7 @@ def evaluate(checks: Checks, observed: Observed) -> list[str]:
         except pointer.PointerError:
             failed.append(f"state {check.path}: missing, expected {json.dumps(check.equals)}")
             continue
-        if _norm(value) != _norm(check.equals):
+        if not equal(value, check.equals):
             failed.append(
                 f"state {check.path}: {json.dumps(value, ensure_ascii=False)[:100]}, "
                 f"expected {json.dumps(check.equals, ensure_ascii=False)}"

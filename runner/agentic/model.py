@@ -7,6 +7,7 @@ shape. Nothing here runs workload content.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,16 @@ class Step:
 class ExpectedCall:
     tool: str
     arguments: dict[str, Any]  # argument -> accepted value (a list means: any of these)
+    optional: tuple[str, ...] = ()  # named arguments that may be left out
+
+
+@dataclass(frozen=True)
+class Match:
+    """How call arguments compare with accepted values (see the schema's `checks.match`)."""
+
+    strings: str = "casefold"  # casefold | bfcl | exact
+    numbers: str = "value"  # value | strict
+    arguments: str = "listed"  # listed | exact
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,7 @@ class Checks:
     forbidden: tuple[str, ...] = ()
     state: tuple[StateCheck, ...] = ()
     reply_contains: tuple[tuple[str, ...], ...] = ()
+    match: Match = field(default_factory=Match)
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,8 @@ class Task:
     reference: tuple[Step, ...]
     checks: Checks
     description: str = ""
+    tools: tuple[Tool, ...] | None = None  # the task's own tools, instead of the workload's
+    history: tuple[dict[str, str], ...] = ()  # messages before the first user turn
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,11 @@ class Workload:
     state: dict[str, Any]
     tools: tuple[Tool, ...]
     tasks: tuple[Task, ...]
+    quality: bool = False
+
+    def for_task(self, task: Task) -> Workload:
+        """This workload as one task sees it: with the task's own tools when it has them."""
+        return self if task.tools is None else dataclasses.replace(self, tools=task.tools)
 
     def tool(self, name: str) -> Tool | None:
         for tool in self.tools:
@@ -171,13 +190,17 @@ def _checks(doc: dict[str, Any]) -> Checks:
         contains.append(tuple(entry) if isinstance(entry, list) else (str(entry),))
     return Checks(
         calls=tuple(
-            ExpectedCall(c["tool"], dict(c.get("arguments") or {})) for c in doc.get("calls", [])
+            ExpectedCall(
+                c["tool"], dict(c.get("arguments") or {}), tuple(c.get("optional") or ())
+            )
+            for c in doc.get("calls", [])
         ),
         order=doc.get("order", "any"),
         extra_calls=bool(doc.get("extra_calls", True)),
         forbidden=tuple(doc.get("forbidden", [])),
         state=tuple(StateCheck(s["path"], s.get("equals")) for s in doc.get("state", [])),
         reply_contains=tuple(contains),
+        match=Match(**(doc.get("match") or {})),
     )
 
 
@@ -220,7 +243,13 @@ def load_workload(doc: dict[str, Any]) -> Workload:
                 reference=tuple(_step(s) for s in t.get("reference", [])),
                 checks=_checks(t.get("checks") or {}),
                 description=t.get("description", ""),
+                tools=tuple(_tool(x) for x in t["tools"]) if "tools" in t else None,
+                history=tuple(
+                    {"role": str(m["role"]), "content": str(m["content"])}
+                    for m in t.get("history", [])
+                ),
             )
             for t in doc.get("tasks", [])
         ),
+        quality=bool(doc.get("quality", False)),
     )

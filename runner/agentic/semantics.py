@@ -24,6 +24,7 @@ from runner.agentic.tools import ToolBox
 def simulate_reference(workload: Workload, task: Task, run_seed: int = 0) -> Observed:
     """Play the task's reference path through the tools, as a perfect model would: calls that
     meet a tool fault are made again (up to the workload's max_tool_errors)."""
+    workload = workload.for_task(task)
     box = ToolBox(workload, run_seed=run_seed, task=task.id, trial=0)
     observed = Observed()
     errors = 0
@@ -66,11 +67,13 @@ def _arg_errors(parameters: dict[str, Any], arguments: dict[str, Any], partial: 
     return out
 
 
-def _check_tools(wl: Workload, doc: dict[str, Any], file: str) -> list[Finding]:
+def _check_tools(
+    wl: Workload, file: str, prefix: tuple[str | int, ...] = ()
+) -> list[Finding]:
     out: list[Finding] = []
     names: set[str] = set()
     for i, tool in enumerate(wl.tools):
-        at: list[str | int] = ["tools", i]
+        at: list[str | int] = [*prefix, "tools", i]
         if tool.name in names:
             out.append(
                 _finding(
@@ -161,8 +164,23 @@ def _path_finding(file: str, where: list[str | int], path: str) -> Finding:
 
 
 def _check_task(wl: Workload, t: int, task: Task, file: str) -> list[Finding]:
-    out: list[Finding] = []
     at: list[str | int] = ["tasks", t]
+    if task.tools is not None:
+        out = _check_tools(wl.for_task(task), file, ("tasks", t))
+        if out:
+            return out
+    elif not wl.tools and task.checks.calls:
+        return [
+            _finding(
+                file,
+                at,
+                "no-tools",
+                "the task expects calls but offers no tools",
+                "give the workload or the task `tools`",
+            )
+        ]
+    wl = wl.for_task(task)
+    out = []
     names = wl.tool_names()
     for s, step in enumerate(task.reference):
         for c, call in enumerate(step.calls):
@@ -187,6 +205,17 @@ def _check_task(wl: Workload, t: int, task: Task, file: str) -> list[Finding]:
         if tool is None:
             out.append(_unknown(file, [*where, "tool"], exp.tool))
             continue
+        for arg in exp.optional:
+            if arg not in exp.arguments:
+                out.append(
+                    _finding(
+                        file,
+                        [*where, "optional"],
+                        "optional-argument",
+                        f"optional argument {arg!r} is not named in `arguments`",
+                        "list its accepted values in `arguments`, or drop it from `optional`",
+                    )
+                )
         for arg, accepted in exp.arguments.items():
             for value in accepted if isinstance(accepted, list) else [accepted]:
                 for message in _arg_errors(tool.parameters, {arg: value}, partial=True)[:1]:
@@ -241,7 +270,7 @@ def workload_findings(doc: dict[str, Any], file: str) -> list[Finding]:
                 file, [], "load", f"cannot read the workload: {exc}", "fix the schema errors first"
             )
         ]
-    out = _check_tools(wl, doc, file)
+    out = _check_tools(wl, file)
     tools_broken = bool(out)
     seen: set[str] = set()
     for t, task in enumerate(wl.tasks):
@@ -261,7 +290,8 @@ def workload_findings(doc: dict[str, Any], file: str) -> list[Finding]:
         if problems or tools_broken:
             continue  # the reference cannot be played meaningfully: one line per cause is enough
         try:
-            failed = evaluate(task.checks, simulate_reference(wl, task))
+            params = {x.name: x.parameters for x in wl.for_task(task).tools}
+            failed = evaluate(task.checks, simulate_reference(wl, task), params)
         except pointer.PointerError as exc:
             failed = [f"state path {exc.args[0]!r} does not resolve"]
         if failed:

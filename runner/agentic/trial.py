@@ -98,7 +98,9 @@ class TrialRun:
         model: str,
         run_seed: int,
     ) -> None:
+        workload = workload.for_task(task)
         self.wl, self.task, self.trial = workload, task, trial
+        self.params = {t.name: t.parameters for t in workload.tools}
         self.client, self.journal, self.model = client, journal, model
         self.ledger = CostLedger(card)
         self.box = ToolBox(workload, run_seed=run_seed, task=task.id, trial=trial)
@@ -138,6 +140,7 @@ class TrialRun:
         messages: list[dict[str, Any]] = []
         if wl.system_prompt:
             messages.append({"role": "system", "content": wl.system_prompt})
+        messages += [dict(m) for m in task.history]
         messages.append({"role": "user", "content": task.conversation[0]})
         turn, tool_errors, tag = 0, 0, "productive"
         while True:
@@ -169,7 +172,7 @@ class TrialRun:
 
     def _finish(self, result: str, reasons: list[str]) -> str:
         self.observed.state = self.box.state
-        failed = evaluate(self.task.checks, self.observed)
+        failed = evaluate(self.task.checks, self.observed, self.params)
         self.rec.failed_checks = reasons + failed
         if result == "success":
             return "failed" if failed else "success"
@@ -183,9 +186,11 @@ class TrialRun:
             "tools": [t.openai_spec() for t in self.wl.tools],
             "stream": s.stream,
         }
+        if not self.wl.tools:  # a task that offers no tools: an empty list is refused by some
+            del body["tools"]
         for key in ("temperature", "max_tokens", "tool_choice", "parallel_tool_calls"):
             value = getattr(s, key)
-            if value is not None:
+            if value is not None and (self.wl.tools or key in {"temperature", "max_tokens"}):
                 body[key] = value
         return json.loads(json.dumps(body))  # a snapshot: later turns must not change a sent body
 
@@ -330,7 +335,16 @@ class TrialRun:
                 observed.faulted = result.fault is not None
                 results[i] = result
                 if (
-                    any(call_matches(e, call.name, call.arguments) for e in self.task.checks.calls)
+                    any(
+                        call_matches(
+                            e,
+                            call.name,
+                            call.arguments,
+                            self.task.checks.match,
+                            self.params.get(call.name),
+                        )
+                        for e in self.task.checks.calls
+                    )
                     and call.cls == "ok"
                 ):
                     self.rec.correct_calls += 1

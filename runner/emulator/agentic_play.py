@@ -2,9 +2,11 @@
 following the task's reference path, with seeded mistakes.
 
 The emulator (`runner.emulator.agentic`) hosts it and streams what `play()` returns with its
-own timing model. A request is matched to its task by the names of its tools and its first user
-message. The player is stateless across requests: it reads where the conversation stands from
-the messages themselves. Reference calls whose tool message is an error about an invalid call
+own timing model. A request is matched to its task by the names of its tools (the task's own,
+when it has them, as imported BFCL tasks do) and its first user message (the first of its
+`history`, if any). The player is stateless across requests: it reads where the conversation
+stands from the messages themselves (after the system prompt and the task's history).
+Reference calls whose tool message is an error about an invalid call
 or a tool fault are made again (repair and recovery); calls answered normally are done.
 
 Seeded rates (the endpoint's `emulator.agentic` block), each counted in `Script.injected`:
@@ -48,7 +50,12 @@ class AgenticPlayer:
             except (KeyError, TypeError, ValueError):
                 continue
             for task in wl.tasks:
-                self._tasks.setdefault((wl.tool_names(), task.conversation[0]), (wl, task))
+                seen = wl.for_task(task)
+                first = next(
+                    (m["content"] for m in task.history if m["role"] == "user"),
+                    task.conversation[0],
+                )
+                self._tasks.setdefault((seen.tool_names(), first), (seen, task))
 
     def find(self, body: dict[str, Any]) -> tuple[Workload, Task] | None:
         names = frozenset(
@@ -75,9 +82,9 @@ class AgenticPlayer:
         if found is None:
             return None
         wl, task = found
-        ptr, done = _position(
-            task, [m for m in request_body.get("messages") or [] if isinstance(m, dict)]
-        )
+        messages = [m for m in request_body.get("messages") or [] if isinstance(m, dict)]
+        skip = len(task.history) + (1 if wl.system_prompt else 0)  # before the first turn
+        ptr, done = _position(task, messages[skip:])
         if ptr >= len(task.reference):
             return _reply_script(_next_reply(task, len(task.reference) - 1))
         step = task.reference[ptr]
