@@ -57,11 +57,12 @@ def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
     """Seconds for the two halves of `epbench build` (generator.site.build_site's body, run
     in this process, incremental with its build cache in `cache`): the tables (validation and
     aggregation), then the site itself."""
+    from generator.cached_checks import cached_tables
     from generator.site import build_site_from_tables
-    from generator.tables import build_tables, write_tables
+    from generator.tables import write_tables
 
     start = time.perf_counter()
-    tables = build_tables(results, ROOT, cache)
+    tables = cached_tables(results, ROOT, cache)
     middle = time.perf_counter()
     build_site_from_tables(tables, results, out, ROOT, "", write=write_tables, cache_dir=cache)
     return middle - start, time.perf_counter() - middle

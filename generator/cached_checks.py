@@ -13,10 +13,28 @@ from pathlib import Path
 from typing import Any
 
 from generator.build_cache import BuildCache, Stamp, findings_of
-from generator.tables import AGENTIC_COLUMNS, IDENTITY, POINT_COLUMNS, RUN_COLUMNS, Rows
+from generator.tables import (
+    AGENTIC_COLUMNS,
+    IDENTITY,
+    POINT_COLUMNS,
+    RUN_COLUMNS,
+    Rows,
+    Tables,
+    build_tables,
+)
 from generator.validate import Checked
 
 _TABLES = (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS), ("agentic", AGENTIC_COLUMNS))
+
+
+def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
+    """`build_tables` with the build cache in `cache_dir`: unchanged results are neither read
+    nor validated; the cache is then saved, and `Tables.sources` holds each file's sha256."""
+    reuse = CachedChecks(BuildCache.open(cache_dir, project), results_dir)
+    tables = build_tables(results_dir, project, reuse)
+    reuse.cache.save()
+    tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
+    return tables
 
 
 def as_lists(rows: Rows) -> Rows:

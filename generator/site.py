@@ -49,11 +49,13 @@ def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
     Incremental by default: the build cache (generator.build_cache) keeps what unchanged
     results gave, and result pages whose inputs did not change are not rendered again."""
     from generator.build_cache import default_folder
+    from generator.cached_checks import cached_tables
     from generator.tables import build_tables, write_tables
 
     cache_dir = default_folder(project, results_dir) if incremental else None
     with _timed("tables (validation and rows)"):
-        tables = build_tables(results_dir, project, cache_dir)
+        tables = (cached_tables(results_dir, project, cache_dir) if cache_dir is not None
+                  else build_tables(results_dir, project))
     return build_site_from_tables(tables, results_dir, out_dir, project, base_url,
                                   write=write_tables, cache_dir=cache_dir)
 

@@ -28,7 +28,7 @@ from generator.checks.dates import run_date
 from generator.disclosure import disclosure
 from generator.plain_json import plain_rows
 from generator.report import Report, status_for
-from generator.validate import Checked, validate_documents
+from generator.validate import Checked, Reuse, validate_documents
 
 IDENTITY = ["run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
             "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable"]
@@ -417,25 +417,15 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
     )
 
 
-def build_tables(results_dir: Path, project: Path, cache_dir: Path | None = None) -> Tables:
+def build_tables(results_dir: Path, project: Path, reuse: Reuse | None = None) -> Tables:
     """Validate every file under results_dir and aggregate the ones that were not rejected.
-    With `cache_dir` (the incremental build), files unchanged since the build that wrote that
-    cache are not read again: their findings and rows come from it (generator.build_cache)."""
+    With `reuse` (the incremental build, generator.cached_checks.cached_tables), files it
+    knows are not read again."""
     if not results_dir.is_dir():
         return tables_from_checked([], Report(), results_dir, project)
-    reuse = None
-    if cache_dir is not None:
-        from generator.build_cache import BuildCache
-        from generator.cached_checks import CachedChecks
-
-        reuse = CachedChecks(BuildCache.open(cache_dir, project), results_dir)
     report, checked = validate_documents([results_dir], None, None,
                                          post=RowMaker(results_dir, project), reuse=reuse)
-    tables = tables_from_checked(checked, report, results_dir, project)
-    if reuse is not None:
-        reuse.cache.save()
-        tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
-    return tables
+    return tables_from_checked(checked, report, results_dir, project)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

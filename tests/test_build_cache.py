@@ -15,6 +15,7 @@ import pytest
 import generator.build_cache as build_cache
 import generator.validate as validate
 from generator.build_cache import default_folder
+from generator.cached_checks import cached_tables
 from generator.site import build_site
 from generator.tables import TABLE_NAMES, Tables, build_tables
 from tests.browser.site_data import ENDPOINTS, make_project, result_path, serving_result
@@ -58,7 +59,7 @@ def assert_same_tables(a: Tables, b: Tables) -> None:
 
 def cached(project: Path) -> Tables:
     results = project / "results"
-    return build_tables(results, project, default_folder(project, results))
+    return cached_tables(results, project, default_folder(project, results))
 
 
 def test_a_second_build_reads_no_unchanged_result_and_gives_the_same_tables(
