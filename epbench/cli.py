@@ -39,38 +39,61 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--endpoint", "endpoint", default="emulator", show_default=True,
-              help="Endpoint file, or the id of one under endpoints/.")
-@click.option("--workload", "workload", required=True,
+@click.option("--endpoint", "endpoint", default=None,
+              help="Endpoint file, or the id of one under endpoints/ (default: emulator).")
+@click.option("--workload", "workload", default=None,
               help="Workload file or id (serving or agentic), or a folder of agentic workloads.")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="Folder that holds runs/<run-id>/ (default: ./runs).")
 @click.option("--resume", "resume", type=click.Path(path_type=Path), default=None,
-              help="A run folder to finish: requests already in its journal are not sent again.")
+              help="A run folder to finish: its plan names the endpoint and workload, and "
+                   "requests already in its journal are not sent again.")
 @click.option("--quick", is_flag=True, help="Shorter points (demos, CI); every point kept.")
 @click.option("--client-region", default=None, envvar="EPBENCH_CLIENT_REGION",
               help="Where this client runs, recorded in the result.")
 @click.option("--shard", default=None, metavar="I/N",
               help="Run only shard I of N of the plan; join shards with `epbench merge`.")
-@click.option("--no-progress", is_flag=True, help="No progress bars.")
-def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, quick: bool,
-        client_region: str | None, shard: str | None, no_progress: bool) -> None:
-    """Run one workload against one endpoint and write runs/<run-id>/result.json."""
+@click.option("--no-progress", is_flag=True, help="No progress bars or progress lines.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the end-of-run summary as JSON instead of a table.")
+def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Path | None,
+        quick: bool, client_region: str | None, shard: str | None, no_progress: bool,
+        as_json: bool) -> None:
+    """Run one workload against one endpoint and write runs/<run-id>/result.json.
+
+    Exit status: 0 when the run measured what it set out to; 1 when it could not start (bad
+    input, the preflight found the endpoint unreachable, the key refused or the model
+    unknown); 3 when it ran but every request of a point failed, or no agentic trial got
+    past the endpoint; 130 when interrupted (finish it with --resume RUN_DIR).
+    """
+    import json
+
     from epcore.paths import resolve_endpoint, resolve_workload
     from runner.entry import run_command
+    from runner.report import render, report
 
+    if workload is None and resume is None:
+        raise click.UsageError("give --workload (and --endpoint), or --resume RUN_DIR")
+    if resume is None and endpoint is None:
+        endpoint = "emulator"
+    mode = "off" if no_progress else "bar" if sys.stderr.isatty() else "lines"
     results = run_command(
-        endpoint=resolve_endpoint(endpoint),
-        workload=resolve_workload(workload),
-        out=out,
-        resume=resume,
+        endpoint=resolve_endpoint(endpoint) if endpoint else None,
+        workload=resolve_workload(workload) if workload else None,
+        out=out.resolve() if out is not None else None,
+        resume=resume.resolve() if resume is not None else None,
         quick=quick,
         client_region=client_region,
         shard=shard,
-        progress=not no_progress and sys.stderr.isatty(),
+        progress=mode,
     )
-    for path in results:
-        click.echo(str(path))
+    summaries = [report(json.loads(p.read_text(encoding="utf-8")), str(p)) for p in results]
+    if as_json:
+        click.echo(json.dumps(summaries if len(summaries) != 1 else summaries[0], indent=1))
+    else:
+        click.echo("\n\n".join(render(s) for s in summaries))
+    if any(s["problems"] for s in summaries):
+        sys.exit(3)
 
 
 @main.command()
@@ -81,7 +104,7 @@ def run(endpoint: str, workload: str, out: Path | None, resume: Path | None, qui
 @click.option("--workloads", "workload_dirs", multiple=True, type=click.Path(path_type=Path),
               help="Agentic workload folders the emulator can play (default: the shipped ones).")
 def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path, ...]) -> None:
-    """Run the endpoint emulator as an OpenAI-compatible server."""
+    """Run the endpoint emulator: chat completions, Responses and Messages on one server."""
     from epcore.paths import resolve_endpoint
     from runner.emulator import serve
 

@@ -1,9 +1,11 @@
 """`epbench demo`: the whole flow on the built-in emulator, in one command.
 
 Runs a serving sweep and the agentic suite against the emulator (started and stopped by the
-runner on a free loopback port), files the results under a demo submitter, validates them and
-builds the site. Together with `epbench.cli` this is the composition layer: the one place that
-calls both the runner (`workloads`) and the generator.
+runner on a free loopback port) on OpenAI chat completions, then a serving sweep and one
+agentic workload on each native API (Anthropic Messages, OpenAI Responses: the same emulator
+speaking them, with reasoning and a prompt cache), files the results under a demo submitter,
+validates them and builds the site. Together with `epbench.cli` this is the composition layer:
+the one place that calls both the runner (`workloads`) and the generator.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from epcore.paths import data_dir, project_dir, resolve_endpoint, resolve_worklo
 
 DEMO_SUBMITTER = "demo"
 SERVING_WORKLOAD = "chat-short"
+# The native APIs: endpoint file, and the agentic workload run on it (tool results go back in
+# the API's own shape: several steps, parallel calls).
+NATIVE_RUNS = (("emulator-messages", "parallel-stock-quotes"),
+               ("emulator-responses", "retail-refund"))
 
 
 def _fmt(value: Any, digits: int = 1) -> str:
@@ -32,14 +38,17 @@ def _fmt(value: Any, digits: int = 1) -> str:
 
 
 def _print_serving(result: dict[str, Any]) -> None:
-    click.echo(f"\nServing sweep '{result['workload']['id']}' (run {result['run_id']}):")
+    click.echo(f"\nServing sweep '{result['workload']['id']}' on {result['endpoint']['api']} "
+               f"(run {result['run_id']}):")
     click.echo(f"  {'concurrency':>11} {'system_tps':>10} {'tps/user':>9} {'ttft p90 ms':>11} "
-               f"{'ok':>4} {'failed':>6}")
+               f"{'ttfa p90 ms':>11} {'reasoning':>9} {'ok':>4} {'failed':>6}")
     for point in result["points"]:
         click.echo(
             f"  {_fmt(point.get('concurrency', point.get('rate'))):>11} "
             f"{_fmt(point['system_tps']):>10} {_fmt(point['tps_per_user']):>9} "
-            f"{_fmt(point['ttft_ms']['p90']):>11} {point['requests']['completed']:>4} "
+            f"{_fmt(point['ttft_ms']['p90']):>11} "
+            f"{_fmt((point.get('ttfa_ms') or {}).get('p90')):>11} "
+            f"{_fmt(point['tokens'].get('reasoning')):>9} {point['requests']['completed']:>4} "
             f"{point['requests']['failed']:>6}"
         )
     frontier = ", ".join(
@@ -55,7 +64,8 @@ def _print_agentic(result: dict[str, Any]) -> None:
     calls = agentic["calls"]
     bad = sum(v for k, v in calls.items() if k != "ok")
     click.echo(
-        f"  {result['workload']['id']:<28} success {rate['value']:.0%} "
+        f"  {result['workload']['id']:<28} {result['endpoint']['api']:<18} "
+        f"success {rate['value']:.0%} "
         f"(95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%}, n={rate['n']}), "
         f"calls ok {calls['ok']}, invalid {bad}, "
         f"decision p90 {_fmt(agentic['decision_ms']['p90'])} ms"
@@ -86,6 +96,19 @@ def run_demo(out: Path, quick: bool = True) -> Path:
         endpoint=endpoint, workload=agentic_dir, out=runs_dir, resume=None, quick=quick,
         client_region="local", shard=None, progress=sys.stderr.isatty(),
     )
+    for endpoint_id, agentic_id in NATIVE_RUNS:
+        native = resolve_endpoint(endpoint_id)
+        click.echo(f"  on {load_document(native)['api']}: serving sweep '{SERVING_WORKLOAD}' "
+                   f"and agentic workload '{agentic_id}' ...")
+        serving += run_command(
+            endpoint=native, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
+            resume=None, quick=quick, client_region="local", shard=None,
+            progress=sys.stderr.isatty(),
+        )
+        agentic += run_command(
+            endpoint=native, workload=resolve_workload(agentic_id), out=runs_dir, resume=None,
+            quick=quick, client_region="local", shard=None, progress=sys.stderr.isatty(),
+        )
 
     submitted: list[Path] = []
     problems = 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from epcore.errors import InputError
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _DATA_DIR = _PACKAGE_DIR / "_data"
 
@@ -76,31 +78,66 @@ def project_dir(cwd: Path | None = None) -> Path:
     return here
 
 
+def _ids(folders: list[Path], nested: bool = False) -> list[str]:
+    """The ids (file stems) of the YAML files in `folders` (and their sub-folders)."""
+    ids: set[str] = set()
+    for folder in folders:
+        if folder.is_dir():
+            files = folder.glob("*/*.y*ml") if nested else iter(())
+            ids.update(
+                p.stem for p in (*folder.iterdir(), *files) if p.suffix in {".yaml", ".yml"}
+            )
+    return sorted(ids)
+
+
 def resolve_endpoint(spec: str, cwd: Path | None = None) -> Path:
-    """An endpoint given as a path, or as an id looked up in ./endpoints then the shipped ones."""
-    candidate = Path(spec)
+    """An endpoint given as a path (relative to `cwd`, default the working directory), or as
+    an id looked up in ./endpoints then the shipped ones; InputError listing the ids that
+    exist when it is neither."""
+    base = cwd or Path.cwd()
+    candidate = base / spec
     if candidate.suffix in {".yaml", ".yml", ".json"} or candidate.exists():
-        return candidate
-    for folder in (project_dir(cwd) / "endpoints", shipped_endpoints_dir()):
+        if not candidate.exists():
+            raise InputError(f"{spec}: no such endpoint file")
+        return candidate.resolve()
+    folders = [project_dir(cwd) / "endpoints", shipped_endpoints_dir()]
+    for folder in folders:
         for suffix in (".yaml", ".yml"):
             path = folder / f"{spec}{suffix}"
             if path.is_file():
                 return path
-    return candidate
+    known = ", ".join(_ids(folders)) or "none"
+    raise InputError(f"--endpoint {spec}: no such endpoint file or id; endpoint ids: {known}")
 
 
 def resolve_workload(spec: str, cwd: Path | None = None) -> Path:
-    """A workload given as a path, or as an id looked up under serving/ then agentic/ (and
-    their sub-folders, such as agentic/bfcl/)."""
-    candidate = Path(spec)
+    """A workload given as a path (relative to `cwd`, default the working directory), or as an
+    id looked up under serving/ then agentic/ (and their sub-folders, such as agentic/bfcl/);
+    InputError listing the ids that exist."""
+    base = cwd or Path.cwd()
+    candidate = base / spec
     if candidate.suffix in {".yaml", ".yml", ".json"} or candidate.exists():
-        return candidate
+        if not candidate.exists():
+            raise InputError(f"{spec}: no such workload file")
+        return candidate.resolve()
+    roots = [project_dir(cwd) / "workloads", workloads_dir()]
     for kind in ("serving", "agentic"):
-        for base in (project_dir(cwd) / "workloads", workloads_dir()):
-            path = base / kind / f"{spec}.yaml"
+        for root in roots:
+            path = root / kind / f"{spec}.yaml"
             if path.is_file():
                 return path
-            nested = sorted((base / kind).glob(f"*/{spec}.yaml"))
+            nested = sorted((root / kind).glob(f"*/{spec}.yaml"))  # e.g. agentic/bfcl/
             if nested:
                 return nested[0]
-    return candidate
+    serving = ", ".join(_ids([r / "serving" for r in roots], nested=True)) or "none"
+    agentic = ", ".join(_ids([r / "agentic" for r in roots], nested=True)) or "none"
+    raise InputError(
+        f"--workload {spec}: no such workload file or id; "
+        f"serving ids: {serving}; agentic ids: {agentic}"
+    )
+
+
+def workload_ids(project: Path | None = None) -> set[str]:
+    """Every workload id a run can name: the project's workloads, then the shipped ones."""
+    roots = [(project if project is not None else project_dir()) / "workloads", workloads_dir()]
+    return set(_ids([r / kind for r in roots for kind in ("serving", "agentic")], nested=True))

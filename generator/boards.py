@@ -13,13 +13,14 @@ from generator.history_views import series_files
 
 # Columns of the compact per-page view tables (data/view/<name>.json). Filters need the
 # identity columns; the rest are what tables and charts show.
-_FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "division", "hardware",
+_FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware",
                    "region", "client_region", "workload_id", "date", "submitter",
-                   "disclosure_score", "api"]  # api: present once the tables carry it
+                   "disclosure_score"]
 VIEW_COLUMNS: dict[str, list[str]] = {
     "runs": [*_FILTER_COLUMNS, "model_version", "engine", "workload_kind", "pattern", "flags",
              "rankable", "unranked_reasons", "quick", "max_system_tps", "tps_per_user_at_max_tps",
-             "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
+             "best_tps_per_user", "ttft_p90_ms_best", "ttfa_p90_ms_best", "reasoning_tokens",
+             "error_rate", "usd_per_mtok_output",
              "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
              "usd_per_mtok_output_today", "success_rate", "pass_hat_1",
              "usd_per_successful_task", "decision_ms_p90", "quality", "quality_below"],
@@ -41,7 +42,8 @@ VIEW_COLUMNS: dict[str, list[str]] = {
 
 
 _IDENT = [Column("endpoint_id", "endpoint", "link"), Column("provider", "provider", "text"),
-          Column("model", "model", "text"), Column("division", "division", "text")]
+          Column("model", "model", "text"), Column("api", "API", "text"),
+          Column("division", "division", "text")]
 
 BOARDS: dict[str, dict[str, Any]] = {
     "serving": {
@@ -58,12 +60,14 @@ BOARDS: dict[str, dict[str, Any]] = {
         "sort": ["max_system_tps", "desc"],
         # The figures a reader compares first, identity after them.
         "columns": [Column("endpoint_id", "endpoint", "link"), Column("model", "model", "text"),
+                    Column("api", "API", "text"),
                     Column("workload_id", "workload", "text"),
                     Column("client_region", "client region", "text"),
                     Column("max_system_tps", "max system throughput (tok/s)"),
                     Column("tps_per_user_at_max_tps", "per-user speed there (tok/s)"),
                     Column("best_tps_per_user", "best per-user speed (tok/s)"),
                     Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
+                    Column("ttfa_p90_ms_best", "best answer-token p90 (ms)"),
                     Column("error_rate", "error rate"),
                     Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
                     Column("quality", "tool-call quality vs reference", "text"),

@@ -26,14 +26,17 @@ TAGS = ("productive", *RETRY_TAGS)
 def point_cost_usd(card: Card, point: Mapping[str, Any]) -> float | None:
     """USD a measurement point cost.
 
-    per-token card: request_cost_usd(card, tokens.input, tokens.output, tokens.cached_input)
-                    (every request's tokens, failed ones included: they were billed)
+    per-token card: request_cost_usd(card, tokens.input, tokens.output, tokens.cached_input,
+                    tokens.cache_write, tokens.reasoning) (every request's tokens, failed ones
+                    included: they were billed; cache reads and writes at the card's cache
+                    prices, reasoning at its reasoning price or else as output)
     hourly card:    hourly_cost_usd(card, window_s) = usd_per_hour * window_s / 3600
     """
     tokens = point["tokens"]
     if is_per_token(card):
         return request_cost_usd(card, tokens["input"], tokens["output"],
-                                tokens.get("cached_input", 0))
+                                tokens.get("cached_input", 0), tokens.get("cache_write", 0),
+                                tokens.get("reasoning", 0))
     return hourly_cost_usd(card, point["window_s"])
 
 

@@ -249,6 +249,8 @@ def _enum(schemas: dict[str, dict[str, Any]], file: str, *pointer: str) -> list[
     if isinstance(node, dict):
         if "enum" in node:
             return [str(v) for v in node["enum"]]
+        if "properties" in node and "required" in node:  # optional classes too (overloaded)
+            return [str(v) for v in node["properties"]]
         if "required" in node:
             return [str(v) for v in node["required"]]
     return []

@@ -22,6 +22,9 @@ GUIDES = [
     ("How to submit", "guides/submit.md"),
     ("Continuous benchmarking", "guides/continuous.md"),
     ("Add an agentic workload", "guides/agentic-workload.md"),
+    ("API: OpenAI chat completions", "guides/api-openai-chat.md"),
+    ("API: OpenAI Responses", "guides/api-openai-responses.md"),
+    ("API: Anthropic Messages", "guides/api-anthropic-messages.md"),
 ]
 
 

@@ -30,7 +30,7 @@ from generator.plain_json import plain_rows
 from generator.report import Report, status_for
 from generator.validate import Checked, Reuse, validate_documents
 
-IDENTITY = ["run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
+IDENTITY = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware", "region",
             "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable"]
 RUN_COLUMNS = [
     "run_id", "short_id", "submitter", "submitter_relationship", "endpoint_id", "provider",
@@ -45,6 +45,7 @@ RUN_COLUMNS = [
     # additions beyond the contract
     "cost_usd", "tokens_per_kwh", "blended_usd_per_mtok_today", "disclosure_missing",
     *quality.RUN_QUALITY_COLUMNS,
+    "api", "ttfa_p90_ms_best", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
 ]
 POINT_COLUMNS = [
     *IDENTITY, "point", "concurrency", "rate", "phase", "system_tps", "tps_per_user",
@@ -52,6 +53,8 @@ POINT_COLUMNS = [
     "goodput_rps", "issued", "completed", "failed", "error_rate", "usd_per_mtok_output",
     "on_pareto",
     "cost_usd", "usd_per_mtok_output_today",
+    "ttfa_ms_p50", "ttfa_ms_p90", "output_tokens", "reasoning_tokens", "input_tokens",
+    "cache_read_tokens", "cache_write_tokens",
 ]
 _CALLS = ("ok", "invalid_json", "unknown_tool", "schema_mismatch", "missing_id", "duplicate_id",
           "stream_truncated")
@@ -66,6 +69,7 @@ AGENTIC_COLUMNS = [
     "usd_per_successful_task_today",
     "model_version", "success_n", "quality_workload", "reference_endpoint", "source_category",
     *quality.AGENTIC_QUALITY_COLUMNS,
+    "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
 ]
 ENDPOINT_COLUMNS = [
     "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
@@ -113,6 +117,13 @@ def _p(dist: dict[str, Any] | None, key: str) -> float | None:
 
 
 _TODAY: dict[tuple[str, str, int], cost.Card | None] = {}
+
+
+def _token_sum(points: list[dict[str, Any]], key: str) -> int | None:
+    """A token figure summed over points, or None when no point reports it (older results,
+    APIs that do not report it): absent is not zero."""
+    values = [p["tokens"][key] for p in points if isinstance(p["tokens"].get(key), int)]
+    return sum(values) if values else None
 
 
 def _card_today(project: Path, endpoint_id: str, build: int) -> cost.Card | None:
@@ -185,6 +196,7 @@ class _Builder:
             "endpoint_id": endpoint["id"],
             "provider": endpoint["provider"],
             "model": endpoint["model"]["name"],
+            "api": endpoint.get("api", "openai-chat"),
             "division": endpoint["division"],
             "hardware": _hardware(endpoint),
             "region": endpoint["region"],
@@ -228,6 +240,8 @@ class _Builder:
         best = max(kept, key=lambda p: p["system_tps"])
         users = [p["tps_per_user"] for p in kept if p.get("tps_per_user") is not None]
         ttfts = [p["ttft_ms"]["p90"] for p in kept if p["ttft_ms"].get("p90") is not None]
+        ttfas = [_p(p.get("ttfa_ms"), "p90") for p in kept]
+        answer_firsts = [v for v in ttfas if v is not None]
         issued = sum(p["requests"]["issued"] for p in kept)
         failed = sum(p["requests"]["failed"] for p in kept)
         at_run = cost.serving_cost(card, kept) if card else _NO_COST
@@ -237,6 +251,10 @@ class _Builder:
             tps_per_user_at_max_tps=best.get("tps_per_user"),
             best_tps_per_user=max(users) if users else None,
             ttft_p90_ms_best=min(ttfts) if ttfts else None,
+            ttfa_p90_ms_best=min(answer_firsts) if answer_firsts else None,
+            reasoning_tokens=_token_sum(kept, "reasoning"),
+            cache_read_tokens=_token_sum(kept, "cached_input"),
+            cache_write_tokens=_token_sum(kept, "cache_write"),
             error_rate=failed / issued if issued else None,
             cost_usd=at_run.cost_usd,
             usd_per_mtok_output=at_run.usd_per_mtok_output,
@@ -273,6 +291,13 @@ class _Builder:
                 "on_pareto": p["id"] in on_front,
                 "cost_usd": one.cost_usd,
                 "usd_per_mtok_output_today": one_today.usd_per_mtok_output if one_today else None,
+                "ttfa_ms_p50": _p(p.get("ttfa_ms"), "p50"),
+                "ttfa_ms_p90": _p(p.get("ttfa_ms"), "p90"),
+                "output_tokens": p["tokens"]["output"],
+                "reasoning_tokens": p["tokens"].get("reasoning"),
+                "input_tokens": p["tokens"]["input"],
+                "cache_read_tokens": p["tokens"].get("cached_input"),
+                "cache_write_tokens": p["tokens"].get("cache_write"),
             })
 
     def _agentic(self, run: dict[str, Any], identity: dict[str, Any], doc: dict[str, Any],
@@ -319,6 +344,9 @@ class _Builder:
             "usd_per_successful_task": spend.usd_per_successful_task,
             "retry_spend_share": spend.retry_spend_share,
             "excess_tokens_over_reference": block.get("excess_tokens_over_reference"),
+            "reasoning_tokens": tokens.get("reasoning"),
+            "cache_read_tokens": tokens.get("cached_input"),
+            "cache_write_tokens": tokens.get("cache_write"),
             "usd_per_successful_task_today": (
                 spend_today.usd_per_successful_task if spend_today else None
             ),

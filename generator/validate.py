@@ -179,7 +179,11 @@ def _check_file(
         if kind == "result":
             findings += check_result(document, display, path, index=index, now=now)
         elif kind == "endpoint":
-            findings += check_endpoint(document, display)
+            # endpoints/<id>.yaml schedules the workloads of the project it sits in
+            project = path.resolve().parent.parent if path.parent.name == "endpoints" else (
+                index.project if index is not None else None
+            )
+            findings += check_endpoint(document, display, project)
         elif kind == "agentic-workload" and workload_semantics is not None:
             findings += workload_semantics(document, display)
     checked = Checked(path, display, kind, findings)

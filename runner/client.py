@@ -1,4 +1,4 @@
-"""The HTTP client: one httpx.AsyncClient per run, streaming chat completions, exact times.
+"""The HTTP client: one httpx.AsyncClient per run, streaming answers, exact times.
 
 Per request it records, with `time.perf_counter_ns()` (CLOCK_MONOTONIC, the clock the emulator
 stamps its own events with):
@@ -8,27 +8,43 @@ stamps its own events with):
 - `t_first_ns`  arrival of the read carrying the first content-bearing event: a choice whose
                 `delta` has non-empty `content`, `reasoning_content` or `reasoning`, or any
                 `tool_calls` (role-only and empty chunks do not count);
+- `t_first_answer_ns`  the same for the first answer token (`content` or `tool_calls`, not
+                reasoning), so reasoning models show both;
 - `t_last_ns`   arrival of the read carrying the last content-bearing event (a trailing
                 usage-only chunk does not extend it);
 - `t_done_ns`   when the response is finished (after `[DONE]`, or the error).
 
 The clock is read once per network read, before any decoding, so parsing cost never shifts a
 timestamp. Failed requests get exactly one class from `epcore.metrics.errors`.
+
+Every request is held to its `Bounds` (runner/bounds.py): `timeout_s` is a deadline for the
+whole request, the idle timeout bounds silence between reads, and caps bound the header bytes
+(transport), one SSE event (decoder), one JSON body, the whole response and the events kept to
+assemble an agentic message. Whatever the endpoint sends, the client keeps only times, counts
+and (when asked) the capped events, never the stream itself.
+
+The endpoint's wire API (`runner.apis`) builds the request body and translates each parsed
+event into neutral (chat-chunk-shaped) events (runner/chat_stream.py); the bounds sit below
+it, the same for every API.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from epcore.metrics.errors import class_for_status
-from runner.sse import SSEDecoder
-from runner.transport import BODY_EXTENSION, WRITE_EXTENSION, LeanTransport
+from runner.apis import Api, get_api
+from runner.bounds import Bounds, ProtocolViolation, TooLarge
+from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
+from runner.response import ChatResponse
+from runner.sse import EventTooLarge, SSEDecoder
+from runner.transport import BODY_EXTENSION, HEADER_CAP_EXTENSION, WRITE_EXTENSION, LeanTransport
 
 _clock = time.perf_counter_ns
 _MAX_ERROR_BODY = 2048
@@ -38,38 +54,13 @@ _MAX_ERROR_BODY = 2048
 REQUEST_ID_HEADER = "x-epbench-request-id"
 
 
-@dataclass(slots=True)
-class ChatResponse:
-    """What one chat-completions request did, with its times and (on failure) its class."""
-
-    status: int | None = None
-    t_send_ns: int = 0
-    t_first_ns: int | None = None
-    t_last_ns: int | None = None
-    t_done_ns: int = 0
-    output_tokens: int | None = None
-    input_tokens: int | None = None
-    token_source: str | None = None  # "usage" | "chunks" | None (nothing to count)
-    usage: dict[str, Any] | None = None
-    error_class: str | None = None
-    error: str | None = None
-    retry_after_s: float | None = None
-    itl_us: list[int] = field(default_factory=list)
-    chunks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    finish_reason: str | None = None
-    content_events: int = 0
-    done: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.error_class is None
-
-
 class EndpointClient:
-    """Chat completions against one OpenAI-compatible base URL (ending in /v1).
+    """Requests against one base URL (ending in /v1) in the endpoint's wire API.
 
     `transport` is the seam for tests (httpx.MockTransport) and for other transports.
-    The API key goes into the Authorization header and nowhere else.
+    `timeout_s` is each request's total deadline; `bounds` sets the idle timeout and the caps
+    (its own `timeout_s` is replaced by this one). The API key goes into the API's auth header
+    (`authorization` or `x-api-key`) and nowhere else.
     """
 
     def __init__(
@@ -80,16 +71,22 @@ class EndpointClient:
         timeout_s: float,
         max_connections: int,
         transport: httpx.AsyncBaseTransport | None = None,
+        bounds: Bounds | None = None,
+        api: str | None = None,
+        omit: tuple[str, ...] = (),
     ) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.api: Api = get_api(api)
+        self.omit = frozenset(omit)
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + self.api.path
+        self.bounds = Bounds(**{**(bounds or Bounds()).__dict__, "timeout_s": float(timeout_s)})
         base_headers = {
             "content-type": "application/json",
             "accept": "text/event-stream, application/json",
             "accept-encoding": "identity",
         }
         base_headers.update(headers or {})
-        if api_key:
-            base_headers["authorization"] = f"Bearer {api_key}"
+        base_headers.update(self.api.auth_headers(api_key))
         limits = httpx.Limits(
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
@@ -99,7 +96,7 @@ class EndpointClient:
             transport = LeanTransport(max_connections)
         self._http = httpx.AsyncClient(
             headers=base_headers,
-            timeout=httpx.Timeout(timeout_s),
+            timeout=httpx.Timeout(self.bounds.idle_s),
             limits=limits,
             transport=transport,
             trust_env=False,
@@ -111,39 +108,77 @@ class EndpointClient:
     async def chat(
         self, body: dict[str, Any], keep_chunks: bool = False, request_id: str | None = None
     ) -> ChatResponse:
-        """Send one request; never raises for what the endpoint does (it is classified)."""
-        if body.get("stream"):
-            options = body.get("stream_options") or {}
-            if not options.get("include_usage"):
-                body = {**body, "stream_options": {**options, "include_usage": True}}
+        """Send one chat-shaped request in the endpoint's API; never raises for what the
+        endpoint does (it is classified)."""
+        if self.omit:
+            body = {k: v for k, v in body.items() if k not in self.omit}
+        body = self.api.build(body)
         content = json.dumps(body, separators=(",", ":")).encode()
         extra = {REQUEST_ID_HEADER: request_id} if request_id else None
         res = ChatResponse()
-        request = self._http.build_request("POST", self.url, content=content, headers=extra)
+        request = self._http.build_request(
+            "POST",
+            self.url,
+            content=content,
+            headers=extra,
+            extensions={HEADER_CAP_EXTENSION: self.bounds.max_header_bytes},
+        )
         res.t_send_ns = _clock()
+        bounds = self.bounds
+        try:
+            async with asyncio.timeout(bounds.timeout_s):
+                await self._exchange(request, res, keep_chunks)
+        except TimeoutError:
+            # Silent for its whole idle time when the deadline struck: that is an idle timeout.
+            silent_s = (_clock() - (res.t_byte_ns or res.t_send_ns)) / 1e9
+            if silent_s >= bounds.idle_s * 0.9:
+                _fail(res, "timeout", f"no data for {bounds.idle_s:g} s")
+            else:
+                _fail(res, "deadline", f"the request ran past its {bounds.timeout_s:g} s deadline")
+        if res.t_done_ns == 0:
+            res.t_done_ns = _clock()
+        return res
+
+    async def _exchange(self, request: httpx.Request, res: ChatResponse, keep: bool) -> None:
         try:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            return _fail(res, "timeout", f"no response within the timeout ({type(exc).__name__})")
+            _fail(res, "timeout", f"no response within the timeout ({type(exc).__name__})")
+            return
+        except (TooLarge, ProtocolViolation) as exc:
+            _fail(res, _bound_class(exc), str(exc)[:200])
+            return
         except httpx.HTTPError as exc:
-            return _fail(res, "connection", f"{type(exc).__name__}: {exc}"[:200])
+            _fail(res, "connection", f"{type(exc).__name__}: {exc}"[:200])
+            return
+        res.t_byte_ns = _clock()
         res.status = response.status_code
         # The transport's own stamp, taken just before it wrote the request, when it has one.
         res.t_send_ns = response.extensions.get(WRITE_EXTENSION, res.t_send_ns)
-        events: list[tuple[int, str]] = []
         streamed = False
         cut = None
+        api = self.api
+        fold = ChatStreamFold(res, keep, self.bounds.max_message_bytes, api)
         try:
             cls = class_for_status(response.status_code)
+            kind = _body_kind(response.headers.get("content-type", ""))
             if cls is not None:
-                await _read_error(response, res, cls)
-            elif response.headers.get("content-type", "").startswith("application/json"):
-                await _read_json(response, res, keep_chunks)
-            else:
+                await _read_error(response, res, cls, api)
+            elif kind == "json":
+                await _read_json(response, res, keep, self.bounds.max_json_bytes, api)
+            elif kind == "sse":
                 streamed = True
-                await _read_stream(response, res, events)
+                await _read_stream(response, res, fold, self.bounds)
+            else:
+                await _read_error(response, res, "protocol", api)
+        except StreamFailed as exc:
+            _fail(res, exc.cls, exc.message)
+        except EventTooLarge as exc:
+            _fail(res, "too_large", str(exc))
+        except (TooLarge, ProtocolViolation) as exc:
+            _fail(res, _bound_class(exc), str(exc)[:200])
         except httpx.TimeoutException:
-            _fail(res, "timeout", "the stream stalled past the timeout")
+            _fail(res, "timeout", f"the stream was silent for {self.bounds.idle_s:g} s")
         except httpx.HTTPError as exc:
             # The connection broke after the status line: what arrived before still decides.
             cut = f"{type(exc).__name__}: {exc}"[:200]
@@ -151,14 +186,51 @@ class EndpointClient:
             await response.aclose()
         t_end = _clock()
         if streamed and res.error_class is None:
-            _digest(res, events, keep_chunks)
+            try:
+                fold.flush()
+            except StreamFailed as exc:
+                _fail(res, exc.cls, exc.message)
+                return
             _finish(res, cut)
             res.t_done_ns = t_end
         elif cut is not None and res.error_class is None:
             _fail(res, "truncated", cut)
-        if res.t_done_ns == 0:
-            res.t_done_ns = _clock()
-        return res
+
+    async def get_json(self, path: str) -> tuple[int | None, Any, str | None]:
+        """GET base_url + path within the deadline: (status, parsed JSON or None, error text).
+
+        For the preflight (`/models`); the body is capped at `max_json_bytes`."""
+        try:
+            async with asyncio.timeout(self.bounds.timeout_s):
+                response = await self._http.send(
+                    self._http.build_request("GET", self.base_url + path), stream=True
+                )
+                try:
+                    data = await _read_capped(response, self.bounds.max_json_bytes)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            return None, None, f"no answer within {self.bounds.timeout_s:g} s"
+        except httpx.HTTPError as exc:
+            return None, None, f"{type(exc).__name__}: {exc}"[:200]
+        try:
+            return response.status_code, json.loads(data), None
+        except ValueError:
+            return response.status_code, None, data[:200].decode("utf-8", "replace")
+
+
+def _bound_class(exc: Exception) -> str:
+    return "too_large" if isinstance(exc, TooLarge) else "protocol"
+
+
+def _body_kind(content_type: str) -> str:
+    """"sse", "json" or "other" from a Content-Type (a missing one is taken as SSE)."""
+    value = content_type.split(";")[0].strip().lower()
+    if value == "text/event-stream" or not value:
+        return "sse"
+    if value == "application/json" or value.endswith("+json"):
+        return "json"
+    return "other"
 
 
 def _fail(res: ChatResponse, cls: str, message: str) -> ChatResponse:
@@ -168,170 +240,81 @@ def _fail(res: ChatResponse, cls: str, message: str) -> ChatResponse:
     return res
 
 
-async def _read_error(response: httpx.Response, res: ChatResponse, cls: str) -> None:
+async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise TooLarge(f"the JSON body is over {cap} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def _read_error(response: httpx.Response, res: ChatResponse, cls: str, api: Api) -> None:
     data = b""
     async for chunk in response.aiter_bytes():
         data += chunk
         if len(data) >= _MAX_ERROR_BODY:
             break
+    if cls != "protocol" and any(kind.encode() in data for kind in api.overloaded_types):
+        cls = "overloaded"  # e.g. Anthropic's 529 (or 500) with an overloaded_error body
     res.retry_after_s = parse_retry_after(response.headers.get("retry-after"))
     text = data[:200].decode("utf-8", "replace").strip()
-    _fail(
-        res, cls, f"HTTP {response.status_code}: {text}" if text else f"HTTP {response.status_code}"
-    )
+    status = f"HTTP {response.status_code}"
+    if cls == "protocol":
+        kind = response.headers.get("content-type", "")[:60]
+        status += f" with content-type {kind!r}, neither SSE nor JSON"
+    _fail(res, cls, f"{status}: {text}" if text else status)
 
 
-async def _read_json(response: httpx.Response, res: ChatResponse, keep_chunks: bool) -> None:
+async def _read_json(
+    response: httpx.Response, res: ChatResponse, keep_chunks: bool, cap: int, api: Api
+) -> None:
     """A non-streamed answer: first and last content time are when the body finished."""
-    data = await response.aread()
-    t = _clock()
+    data = await _read_capped(response, cap)
+    t = res.t_byte_ns = _clock()
     try:
         obj = json.loads(data)
     except ValueError:
-        _fail(res, "stream_error", "the JSON body is malformed")
+        _fail(res, "protocol", "the JSON body is malformed")
         return
-    if keep_chunks:
-        res.chunks.append((t, obj))
-    if not isinstance(obj, dict):
-        _fail(res, "stream_error", "the JSON body is not an object")
-        return
-    if obj.get("error"):
-        _fail(res, "stream_error", f"error in the body: {str(obj['error'])[:150]}")
-        return
-    res.usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else None
-    has_content = False
-    for choice in obj.get("choices") or ():
-        message = choice.get("message") or {}
-        if (
-            message.get("content")
-            or message.get("reasoning_content")
-            or message.get("reasoning")
-            or message.get("tool_calls")
-        ):
-            has_content = True
-        if choice.get("finish_reason"):
-            res.finish_reason = choice["finish_reason"]
-    if has_content:
-        res.t_first_ns = res.t_last_ns = t
-        res.content_events = 1
-    res.done = True
+    fold_message(res, obj, t, keep_chunks, api)
     _finish(res, cut=None)
 
 
 async def _read_stream(
-    response: httpx.Response, res: ChatResponse, events: list[tuple[int, str]]
+    response: httpx.Response, res: ChatResponse, fold: ChatStreamFold, bounds: Bounds
 ) -> None:
-    """Collect (arrival ns, payload) of every event until [DONE] or the end of the body.
+    """Feed every read to the SSE decoder and the fold until [DONE] or the end of the body.
 
-    Nothing is parsed here: the hot loop only splits events and compares with [DONE], and
-    `_digest` parses every payload at once afterwards (one json.loads for the whole stream).
-    """
-    decoder = SSEDecoder()
+    With the lean transport this runs inside the protocol's read callback (no task wake-up
+    per read); a cap or a failed stream raises out of it and ends the request."""
+    decoder = SSEDecoder(bounds.max_event_bytes)
     feed = decoder.feed
-    append = events.append
+    event = fold.event
+    cap = bounds.max_response_bytes
+
+    def sink(t: int, data: bytes) -> bool:
+        res.t_byte_ns = t
+        res.body_bytes += len(data)
+        if res.body_bytes > cap:
+            raise TooLarge(f"the response is over {cap} bytes")
+        return any(event(t, payload) for payload in feed(data))
+
     body = response.extensions.get(BODY_EXTENSION)
     if body is not None:
-
-        def sink(t: int, data: bytes) -> bool:
-            for payload in feed(data):
-                if payload == "[DONE]":
-                    res.done = True
-                    return True
-                if payload:
-                    append((t, payload))
-            return False
-
         await body.drain(sink)
     else:
         # Other transports: httpx's decoded byte iterator (handles any content-encoding).
         async for data in response.aiter_bytes():
             # The transport's arrival stamp when it has one; else now (before any decoding).
-            t = getattr(data, "t_ns", 0) or _clock()
-            for payload in feed(data):
-                if payload == "[DONE]":
-                    res.done = True
-                elif payload:
-                    append((t, payload))
-            if res.done:
+            if sink(getattr(data, "t_ns", 0) or _clock(), data):
                 break
     if not res.done:
         for payload in decoder.close():
-            if payload == "[DONE]":
-                res.done = True
-            elif payload:
-                append((_clock(), payload))
-
-
-def _parse_all(events: list[tuple[int, str]]) -> tuple[list[Any], int | None]:
-    """(parsed payloads, index of the first malformed one or None)."""
-    if not events:
-        return [], None
-    try:
-        parsed = json.loads("[" + ",".join(p for _, p in events) + "]")
-        if isinstance(parsed, list) and len(parsed) == len(events):
-            return parsed, None
-    except ValueError:
-        pass
-    out = []
-    for i, (_, payload) in enumerate(events):
-        try:
-            out.append(json.loads(payload))
-        except ValueError:
-            return out, i
-    return out, None  # a payload holding two values ("1,2") parses alone: fine
-
-
-def _digest(res: ChatResponse, events: list[tuple[int, str]], keep_chunks: bool) -> None:
-    """Parse the stream's events; set times, ITL, usage, finish_reason or a stream_error."""
-    parsed, bad = _parse_all(events)
-    itl = res.itl_us
-    last = 0
-    for (t, payload), obj in zip(events, parsed, strict=False):
-        try:
-            bearing = _content_bearing(obj, res)
-        except (TypeError, AttributeError):
-            _fail(res, "stream_error", f"malformed SSE data: {payload[:80]!r}")
-            return
-        if bearing is None:
-            _fail(res, "stream_error", f"error event: {str(obj.get('error'))[:150]}")
-            return
-        if keep_chunks:
-            res.chunks.append((t, obj))
-        if bearing:
-            if last:
-                # Stamps converted from the kernel's clock can jitter by microseconds between
-                # reads; events of one response never go back in time.
-                t = max(t, last)
-                itl.append((t - last) // 1000)
-            else:
-                res.t_first_ns = t
-            last = res.t_last_ns = t
-            res.content_events += 1
-    if bad is not None:
-        _fail(res, "stream_error", f"malformed SSE data: {events[bad][1][:80]!r}")
-
-
-def _content_bearing(obj: Any, res: ChatResponse) -> bool | None:
-    """True if a parsed chunk carries content; None for an error event. Notes usage/finish."""
-    if obj.get("error"):
-        return None
-    usage = obj.get("usage")
-    if usage:
-        res.usage = usage
-    bearing = False
-    for choice in obj.get("choices") or ():
-        delta = choice.get("delta")
-        if delta and (
-            delta.get("content")
-            or delta.get("reasoning_content")
-            or delta.get("reasoning")
-            or delta.get("tool_calls")
-        ):
-            bearing = True
-        reason = choice.get("finish_reason")
-        if reason:
-            res.finish_reason = reason
-    return bearing
+            if event(_clock(), payload):
+                break
 
 
 def _finish(res: ChatResponse, cut: str | None) -> None:
@@ -342,9 +325,17 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
     if isinstance(usage, dict):
         if isinstance(usage.get("prompt_tokens"), int):
             res.input_tokens = usage["prompt_tokens"]
+            res.input_source = "usage"
         if isinstance(usage.get("completion_tokens"), int):
             res.output_tokens = usage["completion_tokens"]
             res.token_source = "usage"
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict):
+            res.cache_read_tokens = _count(details.get("cached_tokens"))
+            res.cache_write_tokens = _count(details.get("cache_write_tokens"))
+        details = usage.get("completion_tokens_details")
+        if isinstance(details, dict):
+            res.reasoning_tokens = _count(details.get("reasoning_tokens"))
     if res.output_tokens is None and res.content_events:
         res.output_tokens = res.content_events
         res.token_source = "chunks"
@@ -356,6 +347,10 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         _fail(res, "empty", "no content-bearing event")
     else:
         res.t_done_ns = _clock()
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def parse_retry_after(value: str | None) -> float | None:

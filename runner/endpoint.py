@@ -32,6 +32,7 @@ class Endpoint:
     headers: dict[str, str] = field(repr=False)
     timeout_s: float | None
     api_key: str | None = field(default=None, repr=False)
+    omit: tuple[str, ...] = ()  # request settings the endpoint refuses (`request.omit`)
 
     @property
     def secrets(self) -> list[str]:
@@ -72,6 +73,7 @@ def load_endpoint(path: Path, environ: dict[str, str] | None = None) -> Endpoint
         headers=headers,
         timeout_s=request.get("timeout_s"),
         api_key=api_key,
+        omit=tuple(request.get("omit") or ()),
     )
 
 

@@ -23,6 +23,32 @@ from epcore.errors import RunError
 
 MIN_SECRET_CHARS = 8
 
+# What a serving request line must hold to be summarized, and a trial line to be resumed.
+REQUEST_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "request_id": str, "point": str, "seq": int, "class": str, "t_send_ns": int, "t_done_ns": int,
+}
+TRIAL_FIELDS: dict[str, type | tuple[type, ...]] = {"task": str, "trial": int, "result": str}
+
+
+def complete_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """(the records that hold every field their kind needs, how many did not).
+
+    A line can parse and still lack fields (written by another tool, or edited): such lines
+    are skipped and counted, never allowed to crash a summary or a resume."""
+    kept = []
+    for record in records:
+        kind = record.get("type", "request")
+        if kind == "trial":
+            needed = TRIAL_FIELDS
+        elif kind == "request" and "task" not in record:
+            needed = REQUEST_FIELDS
+        else:
+            kept.append(record)  # agentic request lines: evidence, not read back
+            continue
+        if all(isinstance(record.get(k), t) for k, t in needed.items()):
+            kept.append(record)
+    return kept, len(records) - len(kept)
+
 
 class Journal:
     """Append-only JSON-lines file."""

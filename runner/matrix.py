@@ -25,6 +25,7 @@ from typing import Any
 
 from epcore.documents import load_document
 from epcore.errors import InputError
+from epcore.paths import workload_ids
 from epcore.schema import check_schema
 from epcore.secret_binding import (
     ALLOWLIST,
@@ -145,7 +146,13 @@ def build_matrix(
             raise InputError(f"{path}:{pointer}: {what} (.github/benchmark-allowlist.yaml, "
                              "edited by maintainers only)")
         schedule = document["schedule"]
-        for workload_id in schedule.get("workloads", []):
+        known = workload_ids(endpoints_dir.resolve().parent)
+        for i, workload_id in enumerate(schedule.get("workloads", [])):
+            if workload_id not in known:
+                raise InputError(
+                    f"{path}:/schedule/workloads/{i}: no workload has id {workload_id!r} "
+                    f"-- schedule one of: {', '.join(sorted(known))}"
+                )
             if workload is not None and workload_id != workload:
                 continue
             for runner in schedule.get("runners", []):

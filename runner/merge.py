@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from epcore.errors import InputError
-from runner.entry import JOURNAL_FILE, PLAN_FILE, _read_plan_doc, write_json_atomic, write_result
 from runner.journal import Journal
 from runner.plan import Plan
+from runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
+from runner.serving_run import write_result
 from runner.summary import dedupe
 
 
@@ -23,7 +24,7 @@ def merge_runs(run_dirs: list[Path], out: Path) -> Path:
     """Write out/events.jsonl, out/plan.json and out/result.json; the result path."""
     if not run_dirs:
         raise InputError("epbench merge: name at least one run folder")
-    plans = [Plan.from_json(_read_plan_doc(Path(d))) for d in run_dirs]
+    plans = [Plan.from_json(read_plan_doc(Path(d))) for d in run_dirs]
     first = plans[0]
     for d, plan in zip(run_dirs, plans, strict=True):
         if plan.workload_sha256 != first.workload_sha256 or [p.id for p in plan.points] != [

@@ -65,6 +65,7 @@ class Plan:
     burst: dict[str, Any] | None = None  # {"window_s": ..., "end_s": ...}
     version: int = PLAN_VERSION
     meta: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)  # resolved endpoint/workload paths
 
     def selected(self) -> list[PointPlan]:
         """The points this shard runs (every point when unsharded)."""
@@ -82,7 +83,8 @@ class Plan:
             PointPlan(**{**p, "requests": [PlannedRequest(**r) for r in p["requests"]]})
             for p in doc["points"]
         ]
-        return Plan(**{**doc, "points": points})
+        known = set(Plan.__dataclass_fields__)
+        return Plan(**{**{k: v for k, v in doc.items() if k in known}, "points": points})
 
 
 def parse_shard(spec: str) -> tuple[int, int]:

@@ -19,13 +19,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from epcore.metrics.errors import TRANSPORT_CLASSES
+from runner.calibrate import Calibration
 from runner.client import ChatResponse
 from runner.context import RunContext
 from runner.plan import Plan, PlannedRequest, PointPlan
 from runner.progress import PointProgress
 from runner.prompts import messages
-from runner.retry import RetryPolicy
+from runner.retry import SERVING_RETRYABLE, RetryPolicy, send_with_retries
 from runner.workload import ServingWorkload
 
 _clock = time.perf_counter_ns
@@ -33,14 +33,20 @@ _OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop c
 
 
 def request_body(
-    workload: ServingWorkload, endpoint: dict[str, Any], req: PlannedRequest
+    workload: ServingWorkload,
+    endpoint: dict[str, Any],
+    req: PlannedRequest,
+    calibration: Calibration | None = None,
 ) -> dict[str, Any]:
-    """The chat-completions body for one planned request."""
+    """The chat-shaped body for one planned request (the endpoint's API translates it), its
+    length fitted to the endpoint when a calibration is given, else one word per requested
+    token."""
     model = endpoint.get("model") or {}
+    words = (calibration or Calibration()).words_for(req.input_tokens)
     body: dict[str, Any] = {
         "model": model.get("name", "default"),
         "messages": messages(
-            workload.seed, req.request_id, req.input_tokens, workload.prompts.get("system_prompt")
+            workload.seed, req.request_id, words, workload.prompts.get("system_prompt")
         ),
         "max_tokens": workload.max_tokens,
         "stream": True,
@@ -62,7 +68,10 @@ def make_record(
     retry_s: float,
     retry_tokens: int,
 ) -> dict[str, Any]:
-    """One journal line (docs/DESIGN.md "Journal line")."""
+    """One journal line (docs/DESIGN.md "Journal line").
+
+    `input_tokens` is the endpoint's own count (`input_source: usage`) or null; the planned
+    length is `input_requested` and is never written where a measured count belongs."""
     return {
         "request_id": req.request_id,
         "point": req.point,
@@ -71,11 +80,17 @@ def make_record(
         "t_scheduled_ns": t_scheduled_ns,
         "t_send_ns": res.t_send_ns,
         "t_first_ns": res.t_first_ns,
+        "t_first_answer_ns": res.t_first_answer_ns,
         "t_last_ns": res.t_last_ns,
         "t_done_ns": res.t_done_ns,
-        "input_tokens": res.input_tokens if res.input_tokens is not None else req.input_tokens,
+        "input_tokens": res.input_tokens,
+        "input_source": res.input_source or "planned",
+        "input_requested": req.input_tokens,
         "output_tokens": res.output_tokens,
         "token_source": res.token_source,
+        "reasoning_tokens": res.reasoning_tokens,
+        "cache_read_tokens": res.cache_read_tokens,
+        "cache_write_tokens": res.cache_write_tokens,
         "status": res.status,
         "class": res.error_class or "ok",
         "error": res.error,
@@ -89,16 +104,24 @@ def make_record(
 class ServingRunner:
     """Runs the selected points of a plan against the context's client."""
 
-    def __init__(self, ctx: RunContext, workload: ServingWorkload, plan: Plan) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        workload: ServingWorkload,
+        plan: Plan,
+        calibration: Calibration | None = None,
+    ) -> None:
         self.ctx = ctx
         self.workload = workload
         self.plan = plan
+        self.calibration = calibration
         self.retry = RetryPolicy().with_block(workload.retry)
         self.done_ids = {r["request_id"] for r in ctx.resume_records if "request_id" in r}
-        self.records: list[dict[str, Any]] = []
+        self.sent = 0  # records go to the journal only: memory does not grow with requests
 
-    async def run(self) -> list[dict[str, Any]]:
-        """Send every pending request of the selected points; returns the new records."""
+    async def run(self) -> int:
+        """Send every pending request of the selected points (each journaled as it finishes);
+        how many were sent."""
         points = self.plan.selected()
         if self.plan.pattern == "burst":
             await self._open_loop(points, "burst")
@@ -108,31 +131,25 @@ class ServingRunner:
                     await self._closed_loop(point)
                 else:
                     await self._open_loop([point], point.id)
-        return self.records
+        return self.sent
 
     async def _one(
         self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
     ) -> None:
-        body = request_body(self.workload, self.ctx.endpoint, req)
-        attempts = 1
-        retry_tokens = 0
-        first_send = 0
-        while True:
-            res = await self.ctx.client.chat(body, request_id=req.request_id)
-            first_send = first_send or res.t_send_ns
-            if not (
-                self.retry.enabled
-                and res.error_class in TRANSPORT_CLASSES
-                and attempts <= self.retry.max_retries
-            ):
-                break
-            retry_tokens += res.output_tokens or 0
-            await asyncio.sleep(self.retry.delay_s(attempts, res.retry_after_s))
-            attempts += 1
-        retry_s = (res.t_send_ns - first_send) / 1e9 if attempts > 1 else 0.0
+        body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
+        sends: list[ChatResponse] = []
+        retried = await send_with_retries(
+            lambda: self.ctx.client.chat(body, request_id=req.request_id),
+            self.retry,
+            SERVING_RETRYABLE,
+            lambda res, _attempt, _backoff: sends.append(res),
+        )
+        res, attempts = retried.answer, retried.attempts
+        retry_tokens = sum(r.output_tokens or 0 for r in sends[:-1])
+        retry_s = (res.t_send_ns - sends[0].t_send_ns) / 1e9 if attempts > 1 else 0.0
         record = make_record(req, res, t_scheduled_ns, attempts, retry_s, retry_tokens)
         self.ctx.journal.append(record)
-        self.records.append(record)
+        self.sent += 1
         bar.update(record)
 
     def _pending(self, point: PointPlan) -> list[PlannedRequest]:

@@ -13,6 +13,11 @@ The decoder follows the WHATWG event-stream rules that matter for chat-completio
 
 Splitting works on bytes with `bytes.split`, which runs in C; the common case (whole events in
 one read, LF line ends) costs one concatenation, one split and one decode per event.
+
+Linear in the bytes read: an unfinished event's pieces are kept in a list and only the new
+piece is searched for a blank line (plus the one byte where a blank line can straddle two
+reads), so an endless event is never re-joined or re-scanned. One event may hold at most
+`max_event_bytes`; past that `feed` raises `EventTooLarge`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from __future__ import annotations
 _LF = b"\n"
 _CR = b"\r"
 _BLANK = b"\n\n"
+DEFAULT_MAX_EVENT_BYTES = 4 * 1024 * 1024
+
+
+class EventTooLarge(ValueError):
+    """One SSE event grew past the decoder's cap."""
 
 
 class SSEDecoder:
@@ -30,11 +40,14 @@ class SSEDecoder:
     connection dropped mid-stream leaves, and a half JSON object must not pass as an event).
     """
 
-    __slots__ = ("_buf", "_held_cr")
+    __slots__ = ("_held_cr", "_parts", "_size", "_tail_lf", "max_event_bytes")
 
-    def __init__(self) -> None:
-        self._buf = b""
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self._parts: list[bytes] = []  # the unfinished event, in pieces (never re-joined)
+        self._size = 0
         self._held_cr = False
+        self._tail_lf = False  # the unfinished event ends in LF: a leading LF completes it
+        self.max_event_bytes = max_event_bytes
 
     def feed(self, data: bytes) -> list[str]:
         """The payloads of the events that `data` completes (maybe none)."""
@@ -46,15 +59,28 @@ class SSEDecoder:
                 data = data[:-1]
                 self._held_cr = True
             data = data.replace(b"\r\n", _LF).replace(_CR, _LF)
-        buf = self._buf + data if self._buf else data
-        if _BLANK not in buf:
-            # A CR held back may have ended the blank line: the next feed or close decides.
-            self._buf = buf
+        if not data:
             return []
+        if _BLANK not in data and not (self._tail_lf and data[:1] == _LF):
+            # A CR held back may have ended the blank line: the next feed or close decides.
+            self._parts.append(data)
+            self._size += len(data)
+            self._tail_lf = data[-1:] == _LF
+            if self._size > self.max_event_bytes:
+                raise EventTooLarge(
+                    f"one SSE event is over {self.max_event_bytes} bytes without a blank line"
+                )
+            return []
+        buf = b"".join(self._parts) + data if self._parts else data
         blocks = buf.split(_BLANK)
-        self._buf = blocks.pop()
+        rest = blocks.pop()
+        self._parts = [rest] if rest else []
+        self._size = len(rest)
+        self._tail_lf = rest[-1:] == _LF
         out: list[str] = []
         for block in blocks:
+            if len(block) > self.max_event_bytes:
+                raise EventTooLarge(f"one SSE event is over {self.max_event_bytes} bytes")
             payload = _event_data(block)
             if payload is not None:
                 out.append(payload)
@@ -62,11 +88,13 @@ class SSEDecoder:
 
     def close(self) -> list[str]:
         """Payloads still pending when the stream ends (see the class docstring)."""
-        buf = self._buf
+        buf = b"".join(self._parts)
         if self._held_cr:
             buf += _LF
             self._held_cr = False
-        self._buf = b""
+        self._parts = []
+        self._size = 0
+        self._tail_lf = False
         out: list[str] = []
         blocks = buf.split(_BLANK)
         last = blocks.pop()

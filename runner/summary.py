@@ -8,6 +8,7 @@ order requests happened to finish in must not change a confidence interval.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from epcore.metrics.percentiles import summarize
 from runner.plan import Plan, PointPlan
 
 _DIGITS = 6
+CALIBRATION_TOLERANCE = 0.05  # a point whose median actual/requested is further off is flagged
 
 
 def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -75,6 +77,9 @@ def summarize_point(
         itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)], seed=base + 3),
         e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
     )
+    ttfa = _values(ok, latency.ttfa_ms)
+    if ttfa:
+        out["ttfa_ms"] = summarize(ttfa, seed=base + 8)
     if point.rate is not None:
         out["schedule_delay_ms"] = summarize(
             _values(measured, latency.schedule_delay_ms), seed=base + 5
@@ -86,19 +91,69 @@ def summarize_point(
             _values(ok, latency.e2e_from_scheduled_ms), seed=base + 7
         )
     tps_user = throughput.tps_per_user(tpot["p90"])
+    measured_input = [r for r in measured if _input_measured(r)]
+    tokens: dict[str, Any] = {
+        "input": sum(int(r["input_tokens"]) for r in measured_input),
+        "output": output,
+        "output_in_window": in_window,
+        "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
+    }
+    # Reported by the endpoint's usage only; absent (not 0) when no request reported them.
+    for key, field in (("cached_input", "cache_read_tokens"),
+                       ("cache_write", "cache_write_tokens"),
+                       ("reasoning", "reasoning_tokens")):
+        values = [r[field] for r in measured if isinstance(r.get(field), int)]
+        if values:
+            tokens[key] = sum(values)
     out.update(
-        tokens={
-            "input": sum(r.get("input_tokens") or 0 for r in measured),
-            "output": output,
-            "output_in_window": in_window,
-            "source": "none" if not sources else sources.pop() if len(sources) == 1 else "mixed",
-        },
+        tokens=tokens,
         system_tps=round(throughput.system_tps(in_window, window_s), _DIGITS),
         tps_per_user=None if tps_user is None else round(tps_user, _DIGITS),
         goodput_rps=round(throughput.goodput_rps(measured, slo, window_s), _DIGITS),
         retries=retry_cost(records),
     )
+    if any("input_source" in r for r in measured):  # journals written before it: as then
+        out["tokens"]["input_source"] = _input_source(measured, measured_input)
+    calibration = input_calibration(measured_input)
+    if calibration is not None:
+        out["input_calibration"] = calibration
     return out
+
+
+def _input_measured(record: Mapping[str, Any]) -> bool:
+    """The record's input count is the endpoint's own. Journals written before
+    `input_source` existed are read as they were summarized then (their count as given)."""
+    return record.get("input_source", "usage") == "usage" and isinstance(
+        record.get("input_tokens"), int
+    )
+
+
+def _input_source(measured: list[dict[str, Any]], usage: list[dict[str, Any]]) -> str:
+    if not measured:
+        return "none"
+    if len(usage) == len(measured):
+        return "usage"
+    return "planned" if not usage else "mixed"
+
+
+def input_calibration(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Requested against actual input tokens over records with both (None when there are
+    none): medians, the median ratio, and whether it is off by more than 5%."""
+    pairs = [
+        (int(r["input_requested"]), int(r["input_tokens"]))
+        for r in records
+        if isinstance(r.get("input_requested"), int) and r["input_requested"] > 0
+    ]
+    if not pairs:
+        return None
+    ratio = statistics.median(actual / requested for requested, actual in pairs)
+    return {
+        "samples": len(pairs),
+        "requested_median": float(statistics.median(p[0] for p in pairs)),
+        "actual_median": float(statistics.median(p[1] for p in pairs)),
+        "ratio_median": round(ratio, _DIGITS),
+        "off": abs(ratio - 1.0) > CALIBRATION_TOLERANCE,
+    }
 
 
 def retry_cost(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -14,6 +14,12 @@ does not shift TTFT.
 Scope: HTTP/1.1 (plain or TLS), keep-alive pooling per (scheme, host, port) with a connection
 cap, request bodies sent whole, httpx timeouts (connect, read, write, pool) honoured. Errors
 are httpx's own exception types, so callers see the same tree as with the default transport.
+
+Bounds (runner/bounds.py): the status line and headers may hold at most the request's
+`HEADER_CAP_EXTENSION` bytes (`TooLarge` past it); bytes that are not HTTP raise
+`ProtocolViolation`. A connection goes back to the pool only when its reader finished the
+body or stopped at the stream's end marker; a reader that gave up (deadline, cap, error) closes
+it, so an endless body is never left filling a buffer nobody reads.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from typing import Any
 import httptools
 import httpx
 
+from runner.bounds import ProtocolViolation, TooLarge
+
 _clock = time.perf_counter_ns
 
 
@@ -39,6 +47,11 @@ _clock = time.perf_counter_ns
 BODY_EXTENSION = "epbench.lean_body"
 # Response extension: perf_counter_ns() just before the request bytes were written.
 WRITE_EXTENSION = "epbench.t_write_ns"
+# Request extension: the most bytes the status line and headers may take.
+HEADER_CAP_EXTENSION = "epbench.max_header_bytes"
+DEFAULT_HEADER_CAP = 64 * 1024
+# A connection parked after [DONE] may receive this much of the body's tail, no more.
+_PARKED_TAIL_CAP = 1024 * 1024
 
 
 class StampedBytes(bytes):
@@ -57,6 +70,7 @@ class _Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.closed = False
         self.reusable = False
+        self.header_cap = DEFAULT_HEADER_CAP
         self._reset()
 
     def _reset(self) -> None:
@@ -72,6 +86,8 @@ class _Connection(asyncio.Protocol):
         self._watchdog: asyncio.TimerHandle | None = None
         self.sink: Callable[[int, bytes], bool] | None = None
         self.sink_done = False
+        self.head_bytes = 0
+        self.tail_bytes = 0  # body bytes that arrived after the reader stopped at [DONE]
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -79,11 +95,20 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes, t_ns: int | None = None) -> None:
         self._t = t_ns or _clock()
+        headers_before = self.headers_done
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self.error = httpx.RemoteProtocolError(f"malformed HTTP response: {exc}")
+            if self.error is None:
+                self.error = ProtocolViolation(f"malformed HTTP response: {exc}")
             self._close()
+        if not headers_before and not self.headers_done and self.error is None:
+            self.head_bytes += len(data)
+            if self.head_bytes > self.header_cap:
+                self.error = TooLarge(
+                    f"the status line and headers are over {self.header_cap} bytes"
+                )
+                self._close()
         # A reader with a sink is woken only when there is something to decide.
         if self.sink is None or self.sink_done or self.complete or self.error is not None:
             self._wake()
@@ -108,6 +133,16 @@ class _Connection(asyncio.Protocol):
         self.headers_done = True
 
     def on_body(self, body: bytes) -> None:
+        if self.error is not None:
+            return
+        if self.parked is not None:
+            # Nobody reads a parked connection's tail: drop it, and give up on a long one.
+            self.tail_bytes += len(body)
+            if self.tail_bytes > _PARKED_TAIL_CAP:
+                self.parked = None
+                self.error = TooLarge("the body went on long after the end of the stream")
+                self._close()
+            return
         sink = self.sink
         if sink is None or self.sink_done:
             self.body.append((self._t, body))
@@ -190,6 +225,7 @@ class _Body(httpx.AsyncByteStream):
         self._conn = conn
         self._timeout = read_timeout
         self._released = False
+        self._at_end = False  # the reader reached the end, or stopped at the stream's end
 
     async def next_batch(self) -> list[tuple[int, bytes]]:
         """Every (arrival ns, bytes) piece received so far, waiting for one if there is none;
@@ -201,6 +237,7 @@ class _Body(httpx.AsyncByteStream):
                 conn.body.clear()
                 return batch
             if conn.complete:
+                self._at_end = True
                 return []
             if conn.error is not None:
                 raise conn.error
@@ -214,6 +251,7 @@ class _Body(httpx.AsyncByteStream):
         while conn.body:
             t, data = conn.body.popleft()
             if sink(t, data):
+                self._at_end = True
                 return
         conn.sink = sink
         conn.sink_done = False
@@ -224,6 +262,7 @@ class _Body(httpx.AsyncByteStream):
                 await conn.wait(self._timeout)
             if conn.error is not None:
                 raise conn.error
+            self._at_end = True
         finally:
             conn.sink = None
 
@@ -241,7 +280,7 @@ class _Body(httpx.AsyncByteStream):
         if not self._released:
             self._released = True
             self._conn.stop_watchdog()
-            self._pool._release(self._key, self._conn)
+            self._pool._release(self._key, self._conn, self._at_end)
 
 
 class LeanTransport(httpx.AsyncBaseTransport):
@@ -263,30 +302,47 @@ class LeanTransport(httpx.AsyncBaseTransport):
         port = url.port or (443 if scheme == "https" else 80)
         key = (scheme, host, port)
         await self._acquire_slot(timeouts.get("pool"))
+        content = await request.aread()
+        head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1\r\n".encode()]
+        for name, value in request.headers.raw:
+            head.append(name + b": " + value + b"\r\n")
+        head.append(b"\r\n")
+        data = b"".join(head) + content
+        read_timeout = timeouts.get("read")
+        header_cap = int(request.extensions.get(HEADER_CAP_EXTENSION, DEFAULT_HEADER_CAP))
+        conn: _Connection | None = None
         try:
-            conn = await self._connection(key, timeouts.get("connect"))
-            content = await request.aread()
-            conn._reset()
-            conn._t = _clock()
-            head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1\r\n".encode()]
-            for name, value in request.headers.raw:
-                head.append(name + b": " + value + b"\r\n")
-            head.append(b"\r\n")
-            assert conn.transport is not None
-            data = b"".join(head) + content
-            t_write = _clock()
-            conn.transport.write(data)
-            read_timeout = timeouts.get("read")
-            while not conn.headers_done:
-                if conn.error is not None:
-                    raise conn.error
-                await conn.wait(read_timeout)
+            for tries_left in (1, 0):
+                conn, reused = await self._connection(key, timeouts.get("connect"))
+                conn._reset()
+                conn.header_cap = header_cap
+                conn._t = _clock()
+                assert conn.transport is not None
+                t_write = _clock()
+                conn.transport.write(data)
+                try:
+                    while not conn.headers_done:
+                        if conn.error is not None:
+                            raise conn.error
+                        await conn.wait(read_timeout)
+                    break
+                except httpx.RemoteProtocolError:
+                    # A kept-alive connection the server closed while it sat idle: not one
+                    # byte came back, so the request was never answered; send it once more
+                    # on a new connection (as httpcore does).
+                    stale = reused and conn.closed and conn.head_bytes == 0 and not isinstance(
+                        conn.error, ProtocolViolation | TooLarge
+                    )
+                    if not (stale and tries_left):
+                        raise
+                    self._open.discard(conn)
         except BaseException:
-            if "conn" in locals():
+            if conn is not None:
                 conn._close()
                 self._open.discard(conn)
             self._release_slot()
             raise
+        assert conn is not None
         body = _Body(self, key, conn, read_timeout)
         return httpx.Response(
             conn.status,
@@ -311,12 +367,20 @@ class LeanTransport(httpx.AsyncBaseTransport):
         if self._slots is not None:
             self._slots.release()
 
-    async def _connection(self, key: tuple[str, str, int], timeout: float | None) -> _Connection:
+    async def _connection(
+        self, key: tuple[str, str, int], timeout: float | None
+    ) -> tuple[_Connection, bool]:
+        """(a connection, whether it was kept alive from an earlier request)."""
         idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
             if not conn.closed:
-                return conn
+                return conn, True
+        return await self._new_connection(key, timeout), False
+
+    async def _new_connection(
+        self, key: tuple[str, str, int], timeout: float | None
+    ) -> _Connection:
         scheme, host, port = key
         loop = asyncio.get_running_loop()
         if scheme == "http" and KERNEL_STAMPS:
@@ -346,8 +410,12 @@ class LeanTransport(httpx.AsyncBaseTransport):
         self._open.add(protocol)
         return protocol
 
-    def _release(self, key: tuple[str, str, int], conn: _Connection) -> None:
-        if conn.complete and conn.reusable and not conn.closed and conn.error is None:
+    def _release(self, key: tuple[str, str, int], conn: _Connection, at_end: bool) -> None:
+        if not at_end:
+            # The reader gave up before the end (deadline, a cap, an error): never reuse.
+            conn._close()
+            self._open.discard(conn)
+        elif conn.complete and conn.reusable and not conn.closed and conn.error is None:
             self._idle.setdefault(key, []).append(conn)
         elif not conn.complete and not conn.closed and conn.error is None:
             # The reader stopped at [DONE]; the body's last bytes are still on their way.

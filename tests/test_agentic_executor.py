@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,6 +12,8 @@ import pytest
 from epcore.schema import check_schema
 from runner.agentic.executor import run_agentic
 from runner.client import ChatResponse
+from runner.context import RunContext
+from runner.workload import LoadedWorkload
 
 CARD = {
     "input_usd_per_mtok": 1.0,
@@ -162,7 +163,7 @@ def run(
     card: dict[str, Any] | None = CARD,
 ) -> tuple[dict[str, Any], Journal]:
     journal = Journal()
-    ctx = SimpleNamespace(
+    ctx = RunContext(
         run_id="r",
         run_dir=Path("."),
         endpoint={"model": {"name": "m"}, "pricing": card},
@@ -174,7 +175,8 @@ def run(
         progress=False,
         resume_records=resume or [],
     )
-    section = asyncio.run(run_agentic(ctx, doc, Path("w.yaml")))
+    loaded = LoadedWorkload(path=Path("w.yaml"), doc=doc, sha256="0" * 64, kind=doc["kind"])
+    section = asyncio.run(run_agentic(ctx, loaded))
     envelope = {"kind": "result", "schema_version": 1}
     assert not [
         f

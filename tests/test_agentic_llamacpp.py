@@ -15,6 +15,8 @@ import yaml
 from epcore.schema import check_schema
 from tests.conftest import need
 
+ROOT = Path(__file__).resolve().parent.parent
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOOL = {
@@ -75,7 +77,9 @@ def llama_url():
         from tests.llama_fixture import llama_server
     except ImportError as exc:
         need(f"tests/llama_fixture.py is not importable: {exc}")
-    with llama_server() as base_url:
+    # the shipped workloads' tool definitions alone are thousands of characters, and this
+    # model's vocabulary is one token per character
+    with llama_server(n_ctx=8192) as base_url:
         yield base_url
 
 
@@ -133,6 +137,75 @@ def test_a_tiny_llama_run_finishes_validates_and_classifies_every_call(
     assert sum(per_class.values()) >= 1, "the forced tool choice produced no call at all"
     if max_tokens == 8:
         assert per_class.get("stream_truncated", 0) >= 1
+
+
+def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fallback(
+    tmp_path: Path, llama_url: str
+):
+    """llama-cpp-python's server refuses streamed tool calls with tool_choice auto (an empty
+    200 stream). With `fallbacks: {streamed_tool_calls: non-streamed}` in the endpoint file,
+    every task of every shipped workload runs, and each result says which fallback it used.
+    The shipped files are copied with shorter answers and one trial, to keep the test short."""
+    import yaml
+
+    from runner.entry import run_command
+    from tests.test_llamacpp_serving import write_endpoint
+
+    endpoint = write_endpoint(tmp_path / "llama.yaml", llama_url)
+    endpoint.write_text(
+        endpoint.read_text() + "fallbacks: {streamed_tool_calls: non-streamed}\n"
+    )
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shipped = sorted((ROOT / "workloads" / "agentic").glob("*.yaml"))
+    tasks = {}
+    for path in shipped:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc["settings"]["max_tokens"] = 24
+        doc["quick_trials"] = 1
+        doc["timeout_s"] = 60
+        doc.setdefault("limits", {})["max_steps"] = 2
+        (suite / path.name).write_text(yaml.safe_dump(doc), encoding="utf-8")
+        tasks[doc["id"]] = [t["id"] for t in doc["tasks"]]
+    results = run_command(
+        endpoint=endpoint, workload=suite, out=tmp_path / "runs", resume=None, quick=True,
+        client_region=None, shard=None, progress=False,
+    )
+    assert len(results) == len(shipped)
+    fell_back = 0
+    for path in results:
+        result = json.loads(Path(path).read_text("utf-8"))
+        assert check_schema(result, "result", str(path)) == []
+        agentic = result["agentic"]
+        assert [t["id"] for t in agentic["tasks"]] == tasks[result["workload"]["id"]]
+        assert all(t["trials"] == 1 for t in agentic["tasks"])
+        outcomes = [o["result"] for t in agentic["tasks"] for o in t["outcomes"]]
+        assert "harness_fault" not in outcomes
+        assert not all(o == "endpoint_error" for o in outcomes), (result["workload"], outcomes)
+        fallbacks = result["settings"].get("fallbacks", [])
+        if fallbacks:
+            fell_back += 1
+            assert fallbacks[0]["feature"] == "streamed_tool_calls"
+            assert fallbacks[0]["fallback"] == "non-streamed" and fallbacks[0]["reason"]
+            assert result["settings"]["stream"] is False
+    assert fell_back >= 1
+
+
+def test_without_a_declared_fallback_a_refused_feature_stops_the_workload_with_one_line(
+    tmp_path: Path, llama_url: str
+):
+    from epcore.errors import RunError
+    from runner.entry import run_command
+    from tests.test_llamacpp_serving import write_endpoint
+
+    path = ROOT / "workloads" / "agentic" / "weather-single-call.yaml"
+    with pytest.raises(RunError, match=r"refuses streamed tool calls.*fallbacks:") as caught:
+        run_command(
+            endpoint=write_endpoint(tmp_path / "llama.yaml", llama_url), workload=path,
+            out=tmp_path / "runs", resume=None, quick=True, client_region=None, shard=None,
+            progress=False,
+        )
+    assert "\n" not in str(caught.value)
 
 
 def test_an_imported_bfcl_workload_runs_against_llama_and_its_result_validates(

@@ -11,6 +11,17 @@ from runner.merge import merge_runs
 from tests.tools.before_layers import DATA, snapshot
 
 EXPECTED = json.loads((DATA / "expected.json").read_text(encoding="utf-8"))
+# Wire-API columns added since, and what an old result gives in them.
+API_ADDED = {
+    "runs": {"api": "openai-chat", "ttfa_p90_ms_best": None, "reasoning_tokens": None,
+             "cache_read_tokens": None, "cache_write_tokens": None},
+    "points": {"api": "openai-chat", "ttfa_ms_p50": None, "ttfa_ms_p90": None,
+               "reasoning_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None},
+    "agentic": {"api": "openai-chat", "reasoning_tokens": None, "cache_read_tokens": None,
+                "cache_write_tokens": None},
+}
+ADDED_ERROR_CLASSES = {"overloaded", "http_other", "deadline", "protocol", "too_large"}
+ADDED_COUNTS = {"points": {"input_tokens", "output_tokens"}}  # the point's own token counts
 
 
 # Columns added since that commit (additive, as the result contract asks); old results get
@@ -32,7 +43,10 @@ def test_old_results_give_the_same_findings_tables_and_run_pages_as_before() -> 
         assert len(got["tables"][name]) == len(rows), f"table {name} differs"
         for old, new in zip(rows, got["tables"][name], strict=True):
             assert {k: new.get(k, "(missing)") for k in old} == old, f"table {name} differs"
-            assert set(new) - set(old) <= ADDED.get(name, set()), f"table {name}: new columns"
+            api_added = API_ADDED.get(name, {})
+            allowed = ADDED.get(name, set()) | set(api_added) | ADDED_COUNTS.get(name, set())
+            assert set(new) - set(old) <= allowed, f"table {name}: new columns"
+            assert all(new[k] == v for k, v in api_added.items()), name
     assert got["run_pages"] == EXPECTED["run_pages"]
     assert set(got["tables"]) == set(EXPECTED["tables"])
 
@@ -49,5 +63,10 @@ def test_the_old_serving_journal_gives_the_old_points_and_frontier(tmp_path: Pat
     run = DATA / "runs" / "099e659d12a1640a"
     old = json.loads((run / "result.json").read_text(encoding="utf-8"))
     new = json.loads(merge_runs([run], tmp_path / "again").read_text(encoding="utf-8"))
+    for new_point, old_point in zip(new["points"], old["points"], strict=True):
+        # error classes added since (overloaded) are counted, and are zero here
+        added = set(new_point["errors"]) - set(old_point["errors"])
+        assert added <= ADDED_ERROR_CLASSES, added
+        assert all(new_point["errors"].pop(cls) == 0 for cls in added)
     assert new["points"] == old["points"]
     assert new["pareto"] == old["pareto"]

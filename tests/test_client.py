@@ -413,3 +413,93 @@ def test_an_event_read_late_is_timed_by_its_arrival_not_by_the_read():
     assert res.error_class is None and res.content_events == 2
     assert 0 <= res.t_first_ns - sent["first"] < 3_000_000
     assert 0 <= res.t_last_ns - sent["second"] < 3_000_000
+
+
+def test_a_kept_alive_connection_the_server_closed_while_idle_is_replaced_not_failed():
+    stream = chunk({"content": "a"}, "stop") + DONE
+
+    async def script(reader, writer):
+        await read_request(reader)
+        writer.write(HEAD + chunked(stream) + b"0\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.close()  # the server drops the idle keep-alive connection
+
+    async def go():
+        server, port = await raw_server(script)
+        client = EndpointClient(f"http://127.0.0.1:{port}/v1", None, None, 5.0, 1)
+        try:
+            first = await client.chat(BODY)
+            await asyncio.sleep(0.2)  # now the pooled connection is closed at the far end
+            return first, await client.chat(BODY)
+        finally:
+            await client.aclose()
+            server.close()
+
+    first, second = asyncio.run(go())
+    assert first.error_class is None and second.error_class is None, second.error
+
+
+# --- bounds: whatever the transport, a cap or the deadline ends the request in its class -----
+
+
+def test_a_json_body_over_its_cap_is_too_large():
+    from runner.bounds import Bounds
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"},
+                              stream=Parts([b"[" + b" " * 4096] * 4))
+
+    async def go() -> ChatResponse:
+        client = EndpointClient("http://endpoint.test/v1", None, None, 5.0, 1,
+                                transport=httpx.MockTransport(handler),
+                                bounds=Bounds(max_json_bytes=8192))
+        try:
+            return await client.chat({**BODY, "stream": False})
+        finally:
+            await client.aclose()
+
+    res = asyncio.run(go())
+    assert res.error_class == "too_large" and "8192" in (res.error or "")
+
+
+def test_an_event_without_end_and_a_response_over_its_cap_are_too_large():
+    from runner.bounds import Bounds
+
+    def capped(parts: list[bytes | float], **bounds: int) -> ChatResponse:
+        async def go() -> ChatResponse:
+            client = EndpointClient("http://endpoint.test/v1", None, None, 5.0, 1,
+                                    transport=httpx.MockTransport(streaming(parts)),
+                                    bounds=Bounds(**bounds))
+            try:
+                return await client.chat(BODY, keep_chunks="max_message_bytes" in bounds)
+            finally:
+                await client.aclose()
+
+        return asyncio.run(go())
+
+    endless_event = [b"data: " + b"x" * 1000] * 10
+    assert capped(endless_event, max_event_bytes=4096).error_class == "too_large"
+    many_events = [chunk({"content": "a"})] * 200
+    assert capped(many_events, max_response_bytes=4096).error_class == "too_large"
+    assert capped(many_events, max_message_bytes=2048).error_class == "too_large"
+    assert capped([*many_events, DONE]).error_class is None
+
+
+def test_a_stream_that_keeps_trickling_ends_at_its_deadline_not_its_idle_timeout():
+    res = run(streaming([chunk({"content": "a"}), 0.2] * 20), timeout_s=0.5)
+    assert res.error_class == "deadline"
+    assert (res.t_done_ns - res.t_send_ns) / 1e9 < 1.0
+
+
+@pytest.mark.parametrize(("status", "cls"), [(999, "http_other"), (302, "http_other")])
+def test_statuses_outside_4xx_and_5xx_are_http_other(status, cls):
+    assert run(streaming([b"?"], status=status)).error_class == cls
+
+
+def test_a_200_html_page_is_a_protocol_error():
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/html"}, content=b"<html>")
+
+    res = run(handler)
+    assert res.error_class == "protocol" and "text/html" in (res.error or "")

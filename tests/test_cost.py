@@ -107,3 +107,20 @@ def test_degenerate_inputs_give_none_not_division_errors() -> None:
     assert cost.usd_per_successful_task(1.0, 0) is None
     assert cost.retry_spend_share({"productive": 0.0}) is None
     assert cost.tokens_per_kwh({"usd_per_hour": 1}, 100, 10) is None
+
+
+def test_serving_cost_normalization_uses_cache_and_reasoning_token_counts() -> None:
+    card = {"input_usd_per_mtok": 3.0, "output_usd_per_mtok": 15.0,
+            "cached_input_usd_per_mtok": 0.30, "cache_write_input_usd_per_mtok": 3.75,
+            "effective_date": "2026-01-01", "source_url": "https://example.com/pricing"}
+    point = {"window_s": 10.0, "requests": {"completed": 10},
+             "tokens": {"input": 10_000, "cached_input": 6_000, "cache_write": 2_000,
+                        "output": 1_000, "reasoning": 400, "output_in_window": 1_000}}
+    # 2000*3 + 6000*0.30 + 2000*3.75 + 1000*15 = 6000 + 1800 + 7500 + 15000 = 30,300 µ$
+    assert cost.point_cost_usd(card, point) == pytest.approx(0.0303)
+    run = cost.serving_cost(card, [point])
+    assert run.usd_per_mtok_output == pytest.approx(30.3)  # 0.0303 $ / 1,000 tokens * 1e6
+    assert run.usd_per_1k_requests == pytest.approx(3.03)  # 0.0303 / 10 * 1000
+    # the same tokens without the cache split (an older result) cost the full input price
+    plain = {**point, "tokens": {"input": 10_000, "output": 1_000, "output_in_window": 1_000}}
+    assert cost.point_cost_usd(card, plain) == pytest.approx(0.045)  # 30,000 + 15,000 µ$

@@ -128,7 +128,8 @@ def test_stats_count_requests_and_reset_clears_stats_and_log(emu):
     stats = emu.stats()
     assert stats["requests"] == 3
     assert set(stats["faults"]) == {"rate_limit", "http_5xx", "drop_mid_stream",
-                                    "malformed_sse", "stream_error", "empty_choices", "stall"}
+                                    "malformed_sse", "stream_error", "empty_choices", "stall",
+                                    "overloaded"}
     assert sum(stats["faults"].values()) == 0
     assert "agentic" in stats
     assert len(emu.requests()) == 3

@@ -85,7 +85,7 @@ def test_every_fault_kind_is_seen_by_the_client_exactly_as_the_server_counted_it
     assert seen == {rid: r["fault"] for rid, r in records.items()}  # at most one, the drawn one
     counts = {kind: sum(1 for v in seen.values() if v == kind) for kind in KINDS}
     assert all(n >= 1 for n in counts.values()), counts  # 60 seeded requests hit every kind
-    assert stats["faults"] == {**counts, "rate_limit": 0}
+    assert stats["faults"] == {**counts, "rate_limit": 0, "overloaded": 0}
     assert stats["requests"] == 60
     # 6 kinds at 0.12 each: 72% of requests faulted in expectation; 60 seeded draws land near
     assert 30 <= sum(counts.values()) <= 55

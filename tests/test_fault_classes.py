@@ -11,6 +11,7 @@ import pytest
 
 from epcore.documents import load_document
 from epcore.metrics.errors import ERROR_CLASSES
+from runner.bounds import Bounds
 from runner.client import EndpointClient
 from runner.emulator.faults import FAULT_CLASSES
 from runner.emulator.process import start_emulator
@@ -27,6 +28,7 @@ FAULTS = {
     "empty_choices": 0.1,
     "stall": 0.1,
     "stall_s": 1.5,
+    "overloaded": 0.1,  # on chat completions: a 529 at the door
 }
 
 
@@ -37,7 +39,10 @@ def test_every_request_is_in_exactly_one_class_and_the_counts_match_the_emulator
     requests = 160
 
     async def go(base_url: str) -> list[str | None]:
-        client = EndpointClient(base_url, None, None, timeout_s=0.5, max_connections=16)
+        client = EndpointClient(
+            base_url, None, None, timeout_s=5.0, max_connections=16,
+            bounds=Bounds(idle_timeout_s=0.5),  # a stall is silence: the idle timeout ends it
+        )
         body = {"model": "emulated-8b", "max_tokens": 8, "stream": True, "ignore_eos": True}
         results: list[str | None] = []
         pending = iter(range(requests))

@@ -361,14 +361,17 @@ def test_every_request_against_llama_cpp_is_issued_once_and_classified(sweep: An
 
 
 def test_output_tokens_are_the_content_chunks_llama_cpp_sent(sweep: Any, llama_url: str) -> None:
+    from runner.calibrate import Calibration
     from runner.prompts import messages
 
     result, journal, _ = sweep
     requests = [line for line in journal if "request_id" in line]
     # llama.cpp sends no usage, so epbench counts content-bearing chunks and says so. Greedy
     # decoding is deterministic: the same prompt, captured raw, shows the same stream.
+    fit = Calibration.from_json(result["settings"]["calibration"])
     for line in requests:
-        prompt = messages(3, line["request_id"], line["input_tokens"], None)
+        assert line["input_tokens"] is None and line["input_source"] == "planned"
+        prompt = messages(3, line["request_id"], fit.words_for(line["input_requested"]), None)
         events = capture(llama_url, max_tokens=12, messages=prompt)
         bearing = sum(1 for d in deltas(events) if d.get("content"))
         assert line["token_source"] == "chunks"
@@ -391,3 +394,47 @@ def test_ttft_against_llama_cpp_waits_for_content_not_the_role_chunk(sweep: Any)
     for point in result["points"]:
         assert point["ttft_ms"]["p50"] >= ROLE_DELAY_S * 1000
         assert point["e2e_ms"]["p50"] >= point["ttft_ms"]["p50"]
+
+
+def test_prompts_hold_their_requested_length_as_llama_cpp_counts_it(
+    llama_url: str, tmp_path: Path
+) -> None:
+    """llama.cpp streams no usage, so the runner calibrates with unstreamed probes. Here every
+    journaled prompt is rebuilt and sent unstreamed (max_tokens 1): the median of the
+    server's own prompt_tokens over the requested length is within 5% of 1."""
+    import statistics
+
+    from runner.calibrate import Calibration
+    from runner.entry import run_command
+    from runner.prompts import messages
+
+    workload = tmp_path / "lengths.yaml"
+    workload.write_text(
+        "kind: serving-workload\nschema_version: 1\nid: llama-lengths\nversion: '1.0'\n"
+        "description: prompt lengths against llama.cpp\nseed: 5\n"
+        "prompts: {input_tokens: {distribution: uniform, min: 192, max: 384}, max_tokens: 2}\n"
+        "load: {pattern: concurrency, concurrency: [1], requests_per_point: 12, "
+        "warmup_requests: 0}\nsampling: {temperature: 0.0}\ntimeout_s: 60\n",
+        encoding="utf-8",
+    )
+    results = run_command(
+        endpoint=write_endpoint(tmp_path / "llama.yaml", llama_url), workload=workload,
+        out=tmp_path, resume=None, quick=False, client_region=None, shard=None, progress=False,
+    )
+    result = json.loads(Path(results[0]).read_text(encoding="utf-8"))
+    calibration = result["settings"]["calibration"]
+    assert calibration["source"] == "usage" and calibration["probes"] >= 4
+    assert result["points"][0]["tokens"]["input_source"] == "planned"  # never shown as measured
+    fit = Calibration.from_json(calibration)
+    lines = [json.loads(x) for x in
+             (Path(results[0]).parent / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    ratios = []
+    for line in lines:
+        prompt = messages(5, line["request_id"], fit.words_for(line["input_requested"]), None)
+        answer = httpx.post(f"{llama_url}/chat/completions", timeout=60, json={
+            "model": MODEL_NAME, "messages": prompt, "max_tokens": 1, "stream": False,
+        }).json()
+        ratios.append(answer["usage"]["prompt_tokens"] / line["input_requested"])
+    assert len(ratios) == 12
+    print(f"llama.cpp: actual/requested input tokens, median {statistics.median(ratios):.4f}")
+    assert abs(statistics.median(ratios) - 1.0) <= 0.05, ratios

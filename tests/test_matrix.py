@@ -33,7 +33,7 @@ pricing:
   source_url: https://acme.example/pricing
 schedule:
   enabled: {enabled}
-  workloads: [chat-short, tool-single-call]
+  workloads: [chat-short, weather-single-call]
   runners:
     - {{label: bench-us-east, region: us-east}}
     - {{label: bench-eu-west, region: eu-west}}
@@ -86,8 +86,8 @@ def test_an_enabled_endpoint_gives_every_workload_on_every_runner(endpoints: Pat
     assert [(j["workload"], j["runner"], j["region"]) for j in jobs] == [
         ("chat-short", "bench-us-east", "us-east"),
         ("chat-short", "bench-eu-west", "eu-west"),
-        ("tool-single-call", "bench-us-east", "us-east"),
-        ("tool-single-call", "bench-eu-west", "eu-west"),
+        ("weather-single-call", "bench-us-east", "us-east"),
+        ("weather-single-call", "bench-eu-west", "eu-west"),
     ]
     assert {j["endpoint"] for j in jobs} == {"acme"}
     assert {j["shard"] for j in jobs} == {"1/1"}
@@ -110,7 +110,7 @@ def test_disabled_endpoints_are_left_out_and_filters_narrow_the_rest(endpoints: 
     only = include(build_matrix(endpoints, "third", None, "us-east", 1).to_json())
     assert [(j["endpoint"], j["workload"], j["api_key_env"]) for j in only] == [
         ("third", "chat-short", ""),
-        ("third", "tool-single-call", ""),
+        ("third", "weather-single-call", ""),
     ]
     assert build_matrix(endpoints, "other", None, None, 1).empty
     assert build_matrix(endpoints, None, None, "ap-south", 1).empty
@@ -232,3 +232,22 @@ def test_the_collector_makes_a_submitter_id_from_an_owner_name() -> None:
     assert collector.submitter_id(" Acme Labs ") == "acme-labs"
     with pytest.raises(ValueError):
         collector.submitter_id("---")
+
+
+def test_a_scheduled_workload_id_that_does_not_exist_is_refused_by_matrix_and_validate(
+    tmp_path: Path,
+) -> None:
+    from generator.validate import validate_paths
+
+    folder = tmp_path / "endpoints"
+    folder.mkdir()
+    path = write_endpoint(folder)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("weather-single-call", "no-such-workload"),
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match=r"acme.yaml:/schedule/workloads/1: no workload"):
+        build_matrix(folder, None, None, None, 1)
+    report = validate_paths([path])
+    found = [f for f in report.findings if f.check == "endpoint.schedule-workload"]
+    assert report.blocking and [f.pointer for f in found] == ["/schedule/workloads/1"]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from epcore.metrics.errors import ERROR_CLASSES, class_for_status, count_errors
+from epcore.metrics.errors import (
+    CLASSES_IN_EVERY_RESULT,
+    ERROR_CLASSES,
+    class_for_status,
+    count_errors,
+)
 
 
 def test_statuses_map_to_their_classes():
@@ -17,5 +22,11 @@ def test_counts_list_every_class_and_skip_successes():
     records = [{"class": "ok"}, {"class": "timeout"}, {"class": "timeout"}, {"class": "empty"}]
     counts = count_errors(records)
     assert list(counts) == list(ERROR_CLASSES)
+    assert set(CLASSES_IN_EVERY_RESULT) <= set(counts)
     assert counts["timeout"] == 2 and counts["empty"] == 1
     assert sum(counts.values()) == 3
+
+
+def test_statuses_outside_4xx_and_5xx_are_http_other():
+    assert class_for_status(999) == "http_other" and class_for_status(302) == "http_other"
+    assert class_for_status(204) is None

@@ -90,8 +90,12 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume_with_every_request_once
     before = Journal.read(journal)
     assert 25 <= len(before) < 96 and not (run_dir / "result.json").exists()
 
+    with Journal(journal) as damaged:  # a line that parses but lacks fields: skipped, counted
+        damaged.append({"request_id": "zz", "point": "c1"})
+
+    # --resume alone: the plan names the endpoint and the workload
     done = subprocess.run(
-        cli("--endpoint", str(endpoint), "--workload", str(workload), "--resume", str(run_dir)),
+        cli("--resume", str(run_dir), "--json"),
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -99,12 +103,13 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume_with_every_request_once
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(run_dir / "result.json")
+    assert json.loads(done.stdout)["result"] == str(run_dir / "result.json")
+    assert "skipped 1 incomplete journal line" in done.stderr
 
     plan = json.loads((run_dir / "plan.json").read_text())
     planned = [r["request_id"] for p in plan["points"] for r in p["requests"]]
     records = Journal.read(journal)
-    counts = Counter(r["request_id"] for r in records)
+    counts = Counter(r["request_id"] for r in records if r["request_id"] != "zz")
     assert len(planned) == 96
     assert set(counts) == set(planned) and max(counts.values()) == 1
     assert all(r["request_id"] in counts for r in before)  # nothing journaled before was redone
@@ -117,6 +122,25 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume_with_every_request_once
         32,
         32,
     ]
+
+
+def test_resume_with_another_endpoint_than_the_plan_names_is_an_error(tmp_path):
+    endpoint, workload = write_inputs(tmp_path)
+    run_dir = tmp_path / "runs" / "0123456789abcdef"
+    run_dir.mkdir(parents=True)
+    (run_dir / "plan.json").write_text(json.dumps({
+        "run_id": run_dir.name, "workload_sha256": "0" * 64,
+        "inputs": {"endpoint": str(endpoint), "workload": str(workload)},
+    }))
+    other = tmp_path / "other.yaml"
+    other.write_bytes(endpoint.read_bytes())
+    done = subprocess.run(
+        cli("--resume", str(run_dir), "--endpoint", str(other)),
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1
+    assert "resume it without --endpoint" in done.stderr and len(done.stderr.splitlines()) == 1
 
 
 def test_a_torn_last_journal_line_is_dropped_and_cut_before_appending(tmp_path):
@@ -135,3 +159,16 @@ def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
     path.write_bytes(b'{"request_id": "a"}\nnot json\n{"request_id": "b"}\n')
     with pytest.raises(RunError, match="line 2"):
         Journal.read(path)
+
+
+def test_journal_lines_that_parse_but_lack_fields_are_skipped_and_counted():
+    from runner.journal import complete_records
+
+    good = {"request_id": "c1-00000", "point": "c1", "seq": 0, "class": "ok",
+            "t_send_ns": 1, "t_done_ns": 2}
+    trial = {"type": "trial", "task": "t", "trial": 0, "result": "success"}
+    agentic_request = {"type": "request", "task": "t", "request_id": "t-t0-s1-a0"}
+    records = [good, {"request_id": "zz", "point": "c1"}, trial,
+               {"type": "trial", "task": "t"}, agentic_request, {**good, "seq": "0"}]
+    kept, skipped = complete_records(records)
+    assert kept == [good, trial, agentic_request] and skipped == 3

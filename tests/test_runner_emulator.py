@@ -241,7 +241,8 @@ def test_opt_in_retries_honour_retry_after_and_are_reported_apart(tmp_path):
         finally:
             await ctx.client.aclose()
 
-    records = asyncio.run(go())
+    assert asyncio.run(go()) == 4
+    records = Journal.read(tmp_path / "events.jsonl")
     assert all(r["class"] == "ok" and r["attempts"] == 2 for r in records)
     assert all(0.04 < r["retry_s"] < 1.0 for r in records)  # Retry-After, not the 5 s backoff
     summary = summarize_run(plan, records, {})
@@ -271,7 +272,8 @@ def test_retries_are_off_unless_the_workload_enables_them(tmp_path):
         finally:
             await ctx.client.aclose()
 
-    records = asyncio.run(go())
+    asyncio.run(go())
+    records = Journal.read(tmp_path / "events.jsonl")
     assert [(r["class"], r["attempts"]) for r in records] == [("http_5xx", 1)] * 3
 
 

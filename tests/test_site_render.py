@@ -238,7 +238,8 @@ def test_methodology_names_every_class_the_schema_defines() -> None:
                *defs["agentic"]["properties"]["retry_cost"]["required"]]
     for name in classes:
         assert f"`{name}`" in text, name
-    assert "def request_cost_usd" not in text and "cached_price falls back" in text
+    assert "def request_cost_usd" not in text and "falls back to output_price" in text
+    assert "`overloaded`" in text and "## Reasoning tokens" in text
 
 
 @pytest.mark.parametrize("page", ["serving", "agentic", "cost", "history"])

@@ -103,3 +103,15 @@ def test_random_payloads_line_endings_and_splits_round_trip(payloads, newline, c
     data = b"".join(b"data: " + p.encode() + newline + newline for p in payloads)
     cuts = [c for c in cuts if c <= len(data)]
     assert decode_in_pieces(data, cuts) == payloads
+
+
+def test_an_event_past_its_cap_raises_event_too_large_and_smaller_ones_pass():
+    import pytest
+
+    from runner.sse import EventTooLarge
+
+    decoder = SSEDecoder(max_event_bytes=1024)
+    assert decoder.feed(b"data: " + b"a" * 900 + b"\n\n") == ["a" * 900]
+    decoder.feed(b"data: " + b"b" * 600)
+    with pytest.raises(EventTooLarge):
+        decoder.feed(b"b" * 600)

@@ -2,6 +2,9 @@
 
     TTFT  = t_first - t_send            (first content-bearing event; role-only/empty chunks
                                           and usage-only chunks never count)
+    TTFA  = t_first_answer - t_send     (first answer token: text or a tool call, not
+                                          reasoning; equals TTFT for a model that does not
+                                          stream reasoning)
     E2E   = t_last - t_send             (last content-bearing event; a trailing usage-only
                                           chunk does not extend it)
     TPOT  = (E2E - TTFT) / (output_tokens - 1)   for requests with 2 or more output tokens
@@ -31,6 +34,13 @@ def ttft_ms(record: Mapping[str, Any]) -> float | None:
     if not _ok(record):
         return None
     return (record["t_first_ns"] - record["t_send_ns"]) / NS_PER_MS
+
+
+def ttfa_ms(record: Mapping[str, Any]) -> float | None:
+    """Time to the first answer token; None for records written before it was recorded."""
+    if not _ok(record) or record.get("t_first_answer_ns") is None:
+        return None
+    return (record["t_first_answer_ns"] - record["t_send_ns"]) / NS_PER_MS
 
 
 def e2e_ms(record: Mapping[str, Any]) -> float | None:

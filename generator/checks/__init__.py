@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from epcore.findings import Finding
-from generator.checks import agentic, dates, derived, distributions, division, pareto, secrets
+from generator.checks import (
+    agentic,
+    dates,
+    derived,
+    distributions,
+    division,
+    pareto,
+    schedule,
+    secrets,
+)
 from generator.checks.base import CHECKS, Check
 from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from generator.checks.layout import check_layout
@@ -65,10 +74,16 @@ def check_result(
     return out
 
 
-def check_endpoint(endpoint: dict[str, Any], file: str) -> list[Finding]:
-    """Semantic checks of a schema-valid endpoint file."""
-    return [*division.check_division(endpoint, file), *secrets.check_key_env(endpoint, file),
-            *check_identity(endpoint, file, ENDPOINT_FIELDS)]
+def check_endpoint(
+    endpoint: dict[str, Any], file: str, project: Path | None = None
+) -> list[Finding]:
+    """Semantic checks of a schema-valid endpoint file (`project`: where its workloads are)."""
+    return [
+        *division.check_division(endpoint, file),
+        *secrets.check_key_env(endpoint, file),
+        *check_identity(endpoint, file, ENDPOINT_FIELDS),
+        *schedule.check_schedule(endpoint, file, project),
+    ]
 
 
 def rejected_points(findings: list[Finding]) -> set[int]:

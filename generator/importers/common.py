@@ -10,13 +10,14 @@ from typing import Any
 
 from epcore import __version__
 from epcore.errors import InputError
+from epcore.metrics.errors import CLASSES_IN_EVERY_RESULT
 from epcore.metrics.percentiles import insufficient
 from epcore.schema import check_schema
 from generator.checks.layout import expected_relpath
 from generator.submit import ID_PATTERN
 
-ERROR_CLASSES = ("rate_limited", "http_4xx", "http_5xx", "timeout", "connection",
-                 "stream_error", "truncated", "empty")
+# Imported results carry the classes every result has (the taxonomy: epcore.metrics.errors).
+ERROR_CLASSES = CLASSES_IN_EVERY_RESULT
 UNKNOWN_BASE_URL = "http://unknown.invalid/v1"
 
 

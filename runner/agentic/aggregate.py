@@ -89,6 +89,10 @@ def summarize(
         "tokens": {
             "input": sum(r.input_tokens for r in records),
             "output": sum(r.output_tokens for r in records),
+            # absent (not 0) when no request's usage reported them
+            **{key: sum(r.token_detail.get(key, 0) for r in records)
+               for key in ("cached_input", "cache_write", "reasoning")
+               if any(key in r.token_detail for r in records)},
         },
         "retry_cost": retry_cost,
         "usd_per_task": _round(total_usd / n) if total_usd is not None and n else None,

@@ -1,21 +1,20 @@
 """Running an agentic workload: every task, `trials` times, and the result's `agentic` section.
 
-`run_agentic(ctx, workload_doc, workload_path)` is what `epbench run` calls (through
-`runner.entry`) for a file of kind `agentic-workload`. Trials already finished in the
-journal of a resumed run are read back, not run again.
+`run_agentic(ctx, loaded)` is what `epbench run` calls (through `runner.entry`) for a file of
+kind `agentic-workload`, already read and schema-checked by `runner.workload`. Trials
+already finished in the journal of a resumed run are read back, not run again.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
-from epcore.errors import InputError
-from epcore.schema import check_schema
 from runner.agentic.aggregate import summarize
 from runner.agentic.model import Workload, load_workload
 from runner.agentic.trial import TrialRecord, TrialRun
+from runner.context import RunContext
+from runner.workload import LoadedWorkload
 
 
 def finished_trials(records: list[dict[str, Any]]) -> dict[tuple[str, int], TrialRecord]:
@@ -33,16 +32,18 @@ def trials_for(workload: Workload, quick: bool) -> int:
 
 
 async def run_agentic(
-    ctx: Any, workload_doc: dict[str, Any], workload_path: Path
+    ctx: RunContext, loaded: LoadedWorkload, workload: Workload | None = None
 ) -> dict[str, Any]:
-    """Run every task's trials against `ctx.client`; the result's `agentic` section."""
-    findings = check_schema(workload_doc, "agentic-workload", str(workload_path))
-    if findings:
-        raise InputError(findings[0].line())
-    workload = load_workload(workload_doc)
+    """Run every task's trials against `ctx.client`; the result's `agentic` section.
+
+    `workload` is the typed workload as it will run (a declared fallback may have changed its
+    settings: runner.agentic.capability); by default, the loaded file's."""
+    workload_doc = loaded.doc
+    if workload is None:
+        workload = load_workload(workload_doc)
     trials = trials_for(workload, bool(ctx.quick))
     done = finished_trials(list(ctx.resume_records or []))
-    model = str((ctx.endpoint.get("model") or {}).get("name", "model"))
+    model = ctx.model
     card = ctx.endpoint.get("pricing")
     concurrency = max(1, int((workload_doc.get("settings") or {}).get("concurrency", 1)))
     gate = asyncio.Semaphore(concurrency)
@@ -77,11 +78,11 @@ async def run_agentic(
     return summarize(workload, trials, records, card)
 
 
-def _progress(ctx: Any, label: str, total: int) -> Any:
-    if not getattr(ctx, "progress", False):
+def _progress(ctx: RunContext, label: str, total: int) -> Any:
+    if getattr(ctx, "progress", False) in (False, "off"):
         return None
     try:
         from runner.progress import PointProgress
     except ImportError:
         return None
-    return PointProgress(label, total, True)
+    return PointProgress(label, total, ctx.progress)

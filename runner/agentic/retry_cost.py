@@ -33,14 +33,19 @@ class CostLedger:
         self.card = card
         self.tags: dict[str, TagCost] = {tag: TagCost() for tag in TAGS}
 
-    def request_usd(self, input_tokens: int, output_tokens: int, seconds: float) -> float | None:
+    def request_usd(
+        self, input_tokens: int, output_tokens: int, seconds: float, **split: int
+    ) -> float | None:
+        """`split`: cached_input_tokens, cache_write_tokens, reasoning_tokens (epcore.pricing)."""
         if not self.card:
             return None
-        return cost_usd(self.card, input_tokens, output_tokens, seconds)
+        return cost_usd(self.card, input_tokens, output_tokens, seconds, **split)
 
-    def add(self, tag: str, input_tokens: int, output_tokens: int, seconds: float) -> float | None:
+    def add(
+        self, tag: str, input_tokens: int, output_tokens: int, seconds: float, **split: int
+    ) -> float | None:
         """Count one request; returns its USD (None when the card cannot price it)."""
-        usd = self.request_usd(input_tokens, output_tokens, seconds)
+        usd = self.request_usd(input_tokens, output_tokens, seconds, **split)
         cost = self.tags[tag]
         cost.requests += 1
         cost.tokens += input_tokens + output_tokens

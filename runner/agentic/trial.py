@@ -21,8 +21,8 @@ from runner.agentic.classify import CLASSES, ClassifiedCall, Classifier
 from runner.agentic.model import Task, Workload
 from runner.agentic.retry_cost import CostLedger, tag_after
 from runner.agentic.tools import ToolBox, ToolResult, error_content
+from runner.retry import AGENTIC_RETRYABLE, send_with_retries
 
-NOT_RETRIED = frozenset({"http_4xx"})
 _clock = time.perf_counter_ns
 
 
@@ -49,6 +49,8 @@ class TrialRecord:
     wall_ms: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # cached_input / cache_write / reasoning, summed over the requests whose usage reported them
+    token_detail: dict[str, int] = field(default_factory=dict)
     usd: float | None = 0.0
     calls: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CLASSES})
     correct_calls: int = 0
@@ -83,6 +85,18 @@ class TrialRecord:
         }
 
 
+TOKEN_DETAIL = (("cached_input", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
+                ("reasoning", "reasoning_tokens"))
+
+
+def add_token_detail(into: dict[str, int], res: Any) -> None:
+    """Add a response's cache and reasoning counts, where its usage reported them."""
+    for key, attr in TOKEN_DETAIL:
+        value = getattr(res, attr, None)
+        if isinstance(value, int):
+            into[key] = into.get(key, 0) + value
+
+
 class TrialRun:
     """Runs one trial; `await run()` returns its record."""
 
@@ -112,6 +126,7 @@ class TrialRun:
         self.tool_ns = 0
         self.backoff_s = 0.0
         self.productive_tokens: list[int] = []
+        self.last_error: Any = None  # the endpoint's final failed answer, when there was one
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -201,50 +216,65 @@ class TrialRun:
     async def _send(
         self, body: dict[str, Any], tag: str
     ) -> tuple[AssembledMessage, list[ClassifiedCall]] | None:
-        policy = self.wl.limits.retry
-        attempt, backoff = 0, 0.0
-        while True:
-            # No request id header: agentic requests are matched by task and step instead.
-            res = await self.client.chat(body, keep_chunks=True)
-            this_tag = tag if attempt == 0 else "transport"
-            elapsed_s = max(0, res.t_done_ns - res.t_send_ns) / 1e9
-            self.model_ns += max(0, res.t_done_ns - res.t_send_ns)
-            msg = assemble(res.chunks) if res.chunks else AssembledMessage()
-            failed = res.error_class is not None
-            if failed:
-                classified: list[ClassifiedCall] = []
-                self.rec.calls["stream_truncated"] += len(msg.calls)
-            else:
-                classified = self.classifier.classify(
-                    msg.calls, cut=False, length=self._at_limit(msg, res)
-                )
-                for c in classified:
-                    self.rec.calls[c.cls] += 1
-            tokens_in, tokens_out = int(res.input_tokens or 0), int(res.output_tokens or 0)
-            usd = self.ledger.add(this_tag, tokens_in, tokens_out, elapsed_s + backoff)
-            self.rec.requests += 1
-            self.rec.input_tokens += tokens_in
-            self.rec.output_tokens += tokens_out
-            if this_tag == "productive" and not failed:
-                self.productive_tokens.append(tokens_in + tokens_out)
-            self._journal_request(res, msg, classified, this_tag, attempt, backoff, usd, failed)
-            if not failed:
-                if msg.calls and msg.first_tool_ns is not None and msg.last_tool_ns is not None:
-                    self.rec.first_tool_delta_ms.append((msg.first_tool_ns - res.t_send_ns) / 1e6)
-                    self.rec.decision_ms.append((msg.last_tool_ns - res.t_send_ns) / 1e6)
-                return msg, classified
-            retryable = (
-                policy.enabled
-                and res.error_class not in NOT_RETRIED
-                and attempt < policy.max_retries
+        """One request, with transport retries (runner.retry, AGENTIC_RETRYABLE); None when
+        the endpoint failed it for good."""
+        last: list[tuple[AssembledMessage, list[ClassifiedCall]]] = []
+
+        def account(res: Any, attempt: int, backoff: float) -> None:
+            last[:] = [self._account(res, tag if attempt == 1 else "transport", attempt - 1,
+                                     backoff)]
+
+        # No request id header: agentic requests are matched by task and step instead.
+        retried = await send_with_retries(
+            lambda: self.client.chat(body, keep_chunks=True),
+            self.wl.limits.retry,
+            AGENTIC_RETRYABLE,
+            account,
+        )
+        self.backoff_s += retried.backoff_s
+        res = retried.answer
+        if res.error_class is not None:
+            self._endpoint_error = f"endpoint: {res.error_class}: {(res.error or '')[:200]}"
+            self.last_error = res
+            return None
+        msg, classified = last[0]
+        if msg.calls and msg.first_tool_ns is not None and msg.last_tool_ns is not None:
+            self.rec.first_tool_delta_ms.append((msg.first_tool_ns - res.t_send_ns) / 1e6)
+            self.rec.decision_ms.append((msg.last_tool_ns - res.t_send_ns) / 1e6)
+        return msg, classified
+
+    def _account(
+        self, res: Any, tag: str, attempt: int, backoff: float
+    ) -> tuple[AssembledMessage, list[ClassifiedCall]]:
+        """Count, price and journal one attempt; its assembled message and classified calls."""
+        elapsed_s = max(0, res.t_done_ns - res.t_send_ns) / 1e9
+        self.model_ns += max(0, res.t_done_ns - res.t_send_ns)
+        msg = assemble(res.chunks) if res.chunks else AssembledMessage()
+        failed = res.error_class is not None
+        if failed:
+            classified: list[ClassifiedCall] = []
+            self.rec.calls["stream_truncated"] += len(msg.calls)
+        else:
+            classified = self.classifier.classify(
+                msg.calls, cut=False, length=self._at_limit(msg, res)
             )
-            if not retryable:
-                self._endpoint_error = f"endpoint: {res.error_class}: {(res.error or '')[:200]}"
-                return None
-            attempt += 1
-            backoff = policy.delay_s(attempt, res.retry_after_s)
-            self.backoff_s += backoff
-            await asyncio.sleep(backoff)
+            for c in classified:
+                self.rec.calls[c.cls] += 1
+        tokens_in, tokens_out = int(res.input_tokens or 0), int(res.output_tokens or 0)
+        usd = self.ledger.add(
+            tag, tokens_in, tokens_out, elapsed_s + backoff,
+            cached_input_tokens=int(getattr(res, "cache_read_tokens", None) or 0),
+            cache_write_tokens=int(getattr(res, "cache_write_tokens", None) or 0),
+            reasoning_tokens=int(getattr(res, "reasoning_tokens", None) or 0),
+        )
+        self.rec.requests += 1
+        self.rec.input_tokens += tokens_in
+        self.rec.output_tokens += tokens_out
+        add_token_detail(self.rec.token_detail, res)
+        if tag == "productive" and not failed:
+            self.productive_tokens.append(tokens_in + tokens_out)
+        self._journal_request(res, msg, classified, tag, attempt, backoff, usd, failed)
+        return msg, classified
 
     def _at_limit(self, msg: AssembledMessage, res: Any) -> bool:
         """Stopped by max_tokens: said so, or (servers that report `tool_calls` for a forced
@@ -282,13 +312,18 @@ class TrialRun:
                 "tag": tag,
                 "t_send_ns": res.t_send_ns,
                 "t_first_ns": res.t_first_ns,
+                "t_first_answer_ns": getattr(res, "t_first_answer_ns", None),
                 "t_last_ns": res.t_last_ns,
                 "t_done_ns": res.t_done_ns,
                 "t_first_tool_ns": msg.first_tool_ns,
                 "t_last_tool_ns": msg.last_tool_ns,
                 "input_tokens": res.input_tokens,
+                "input_source": getattr(res, "input_source", None) or "none",
                 "output_tokens": res.output_tokens,
                 "token_source": res.token_source,
+                "reasoning_tokens": getattr(res, "reasoning_tokens", None),
+                "cache_read_tokens": getattr(res, "cache_read_tokens", None),
+                "cache_write_tokens": getattr(res, "cache_write_tokens", None),
                 "status": res.status,
                 "class": res.error_class or "ok",
                 "error": res.error,

@@ -1,4 +1,5 @@
-"""The endpoint emulator: an OpenAI-compatible server that behaves like a batching engine.
+"""The endpoint emulator: a server that behaves like a batching engine, on OpenAI chat
+completions, OpenAI Responses and Anthropic Messages.
 
 Public face:
 - `serve(config, host, port, workload_dirs)`: `epbench emulate`, blocking.

@@ -4,6 +4,8 @@ A raw ASGI callable (no web framework): the per-chunk path is the ASGI `send` of
 and nothing else. Routes:
 
     POST /v1/chat/completions   stream true or false
+    POST /v1/messages           Anthropic Messages, stream true or false
+    POST /v1/responses          OpenAI Responses, stream true or false
     GET  /v1/models
     GET  /emulator/stats        {"requests", "faults": {kind: n}, "agentic": {kind: n}, ...}
     GET  /emulator/requests     one record per request (server-side perf_counter_ns times)
@@ -28,7 +30,9 @@ from runner.emulator.completion import (
     reject,
     stream,
 )
-from runner.emulator.frames import ChunkFrames, error_body
+from runner.emulator.frames import ChunkFrames
+from runner.emulator.native import CHAT, MESSAGES, ROUTES, NativeError, error_body, to_chat
+from runner.emulator.native_frames import MessagesFrames, ResponsesFrames, Tally
 from runner.emulator.state import EmulatorState, RequestRecord
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -48,11 +52,12 @@ class EmulatorApp:
         if scope["type"] != "http":
             return
         method, path = scope["method"], scope["path"]
-        if path == "/v1/chat/completions" or path == "/chat/completions":
+        api = ROUTES.get(path)
+        if api is not None:
             if method != "POST":
-                await _json(send, 405, error_body("Use POST.", "invalid_request_error"))
+                await _json(send, 405, error_body(api, 405, "Use POST.", "invalid_request_error"))
                 return
-            await self.chat(scope, receive, send)
+            await self.chat(scope, receive, send, api)
         elif path in ("/v1/models", "/models") and method == "GET":
             await _json(send, 200, self._models())
         elif path == "/emulator/stats" and method == "GET":
@@ -63,15 +68,17 @@ class EmulatorApp:
             self.state.reset()
             await _json(send, 200, b'{"reset":true}')
         else:
-            await _json(send, 404, error_body(f"No route {method} {path}.", "not_found"))
+            await _json(send, 404, error_body(CHAT, 404, f"No route {method} {path}.",
+                                              "not_found"))
 
     def _models(self) -> bytes:
         model = {"id": self.state.settings.model_name, "object": "model", "created": 0,
                  "owned_by": "epbench-emulator"}
         return json.dumps({"object": "list", "data": [model]}).encode()
 
-    async def chat(self, scope: Scope, receive: Any, send: Any) -> None:
-        """One chat-completions request: record it, plan it, reject it or generate it."""
+    async def chat(self, scope: Scope, receive: Any, send: Any, api: str = CHAT) -> None:
+        """One request in any of the three APIs: record it, plan it (on its chat twin), reject
+        it or generate it in the API's own events."""
         state = self.state
         t_recv = time.perf_counter_ns()
         request_id = (_header(scope, b"x-epbench-request-id") or _header(scope, b"x-request-id")
@@ -84,21 +91,26 @@ class EmulatorApp:
             if raw is None:
                 record.disconnected = True
                 return
-            body = parse_body(raw)
-        except BadRequest as exc:
+            body = parse_body(raw, api)
+            if api != CHAT:
+                body = to_chat(api, body)
+                parse_body(json.dumps(body).encode())  # the twin must be a good chat request
+        except (BadRequest, NativeError) as exc:
             record.status = 400
-            await _json(send, 400, error_body(str(exc), "invalid_request_error"), headers)
+            await _json(send, 400, error_body(api, 400, str(exc), "invalid_request_error"),
+                        headers)
             state.records.append(record)
             return
-        p = plan(state, raw, body)
+        p = plan(state, raw, body, api)
         record.stream, record.prompt_tokens, record.fault = p.stream, p.prompt_tokens, p.fault
         state.records.append(record)
         if p.fault is not None:
             state.faults[p.fault] += 1
-        if p.fault in ("rate_limit", "http_5xx"):
+        if p.fault in ("rate_limit", "http_5xx") or (p.fault == "overloaded" and api == CHAT):
             await reject(send, record, p, headers)
             return
-        completion_id = "chatcmpl-" + secrets.token_hex(12)
+        prefix = {CHAT: "chatcmpl-", MESSAGES: "msg_"}.get(api, "resp_")
+        completion_id = prefix + secrets.token_hex(12)
         created = int(time.time())
         clock = DecodeClock(state.settings, p.rng, state.pool)
         watcher = _DisconnectWatcher(receive)
@@ -111,7 +123,7 @@ class EmulatorApp:
             record.t_admit_ns = time.perf_counter_ns()
             try:
                 if p.stream:
-                    frames = ChunkFrames(completion_id, created, state.settings.model_name)
+                    frames = _frames(p, completion_id, created, state.settings.model_name)
                     await stream(state, send, record, p, frames, clock)
                 else:
                     await complete(state, send, record, p, completion_id, created, clock,
@@ -127,6 +139,17 @@ class EmulatorApp:
                 task.uncancel()
         finally:
             watcher.stop()
+
+
+def _frames(p: Any, answer_id: str, created: int, model: str) -> Any:
+    """The SSE encoder of the plan's API."""
+    tally = p.tally or Tally(p.prompt_tokens, 0)
+    tally = Tally(tally.prompt, 0, p.reasoning, tally.cache_read, tally.cache_write)
+    if p.api == MESSAGES:
+        return MessagesFrames(answer_id, model, tally)
+    if p.api == CHAT:
+        return ChunkFrames(answer_id, created, model, tally)
+    return ResponsesFrames(answer_id, created, model, tally)
 
 
 class _DisconnectWatcher:

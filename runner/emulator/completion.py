@@ -17,20 +17,20 @@ from runner.emulator.agentic import play
 from runner.emulator.batching import DecodeClock
 from runner.emulator.faults import retry_after_header
 from runner.emulator.frames import (
-    DONE,
-    ChunkFrames,
     assemble_message,
     completion_body,
-    error_body,
 )
+from runner.emulator.native import CHAT, MESSAGES, error_body, native_body
+from runner.emulator.native_frames import Tally
 from runner.emulator.script import Script
 from runner.emulator.settings import DEFAULT_MAX_TOKENS
 from runner.emulator.state import EmulatorState, RequestRecord, draw_length
 from runner.emulator.tokens import VOCABULARY, count_prompt_tokens
 
 Send = Any  # the ASGI send callable
-CUT_FAULTS = ("drop_mid_stream", "malformed_sse", "stream_error")
+CUT_FAULTS = ("drop_mid_stream", "malformed_sse", "stream_error", "overloaded")
 MAX_OUTPUT_TOKENS = 131_072  # a larger max_tokens is served as this many (a context's worth)
+Frames = Any  # ChunkFrames, MessagesFrames or ResponsesFrames (the same methods)
 SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -55,23 +55,31 @@ class Plan:
     first_word: int
     script: Script | None
     rng: Any
+    api: str = CHAT
+    reasoning: int = 0  # reasoning tokens streamed before the answer (no script only)
+    tally: Tally | None = None
 
 
-def parse_body(raw: bytes) -> dict[str, Any]:
+def parse_body(raw: bytes, api: str = CHAT) -> dict[str, Any]:
+    """The JSON object of a request body; for chat, checked to have messages."""
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
+    if api != CHAT:
+        return body
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list")
     return body
 
 
-def plan(state: EmulatorState, raw: bytes, body: dict[str, Any]) -> Plan:
-    """Draw the request's fault, length and words (or script) from its seeded generator."""
+def plan(state: EmulatorState, raw: bytes, body: dict[str, Any], api: str = CHAT) -> Plan:
+    """Draw the request's fault, length and words (or script) from its seeded generator.
+
+    `body` is a chat-completions body (a native request's chat twin, `native.to_chat`)."""
     settings = state.settings
     rng = state.request_rng(raw)
     fault, retry_after = state.drawer.draw(rng)
@@ -90,16 +98,21 @@ def plan(state: EmulatorState, raw: bytes, body: dict[str, Any]) -> Plan:
     length = min(length, MAX_OUTPUT_TOKENS)
     finish = "length" if limit is not None and length >= limit else "stop"
     # a request refused at the door never reaches the "model", so the player is not asked
-    script = None if fault in ("rate_limit", "http_5xx") else play(state.player, body)
+    at_door = fault in ("rate_limit", "http_5xx") or (fault == "overloaded" and api == CHAT)
+    script = None if at_door else play(state.player, body)
     if script is not None and not script.deltas:
         script = None  # nothing to say: answer with text
     if script is not None:
         length = max(1, len(script.deltas))
         finish = script.finish_reason
+        if api != CHAT:
+            script.deltas = sequential(script.deltas)
+    prompt_tokens = count_prompt_tokens(body["messages"], settings.chars_per_token)
+    reasoning = settings.reasoning_tokens if script is None else 0
     return Plan(
         stream=stream,
         include_usage=include_usage,
-        prompt_tokens=count_prompt_tokens(body["messages"], settings.chars_per_token),
+        prompt_tokens=prompt_tokens,
         output_tokens=length,
         finish_reason=finish,
         fault=fault,
@@ -109,7 +122,35 @@ def plan(state: EmulatorState, raw: bytes, body: dict[str, Any]) -> Plan:
         first_word=rng.randrange(len(VOCABULARY)),
         script=script,
         rng=rng,
+        api=api,
+        reasoning=reasoning,
+        tally=cache_tally(state, body, prompt_tokens, api),
     )
+
+
+def sequential(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The deltas with parallel tool calls one after another (stable by call index): the
+    native APIs stream one content block or output item at a time."""
+    def key(item: tuple[int, dict[str, Any]]) -> tuple[int, int]:
+        calls = item[1].get("tool_calls") or []
+        first = calls[0].get("index", 0) if calls and isinstance(calls[0], dict) else -1
+        return (int(first) if isinstance(first, int) else 0, item[0])
+
+    return [d for _, d in sorted(enumerate(deltas), key=key)]
+
+
+def cache_tally(state: EmulatorState, body: dict[str, Any], prompt: int, api: str) -> Tally:
+    """Prompt-cache figures: with `prompt_cache` on, a system prompt seen before is read from
+    the cache (its tokens skip prefill), a new one is written to it (reported by Anthropic)."""
+    settings = state.settings
+    messages = body["messages"]
+    first = messages[0] if isinstance(messages[0], dict) else {}
+    if not settings.prompt_cache or first.get("role") != "system":
+        return Tally(prompt, 0)
+    tokens = min(prompt, count_prompt_tokens([first], settings.chars_per_token))
+    if state.cache_hit(str(first.get("content"))):
+        return Tally(prompt, 0, cache_read=tokens)
+    return Tally(prompt, 0, cache_write=tokens if api == MESSAGES else 0)
 
 
 async def reject(send: Send, record: RequestRecord, p: Plan, headers: list[Any]) -> None:
@@ -117,14 +158,16 @@ async def reject(send: Send, record: RequestRecord, p: Plan, headers: list[Any])
     if p.fault == "rate_limit":
         wait = retry_after_header(p.retry_after_s)
         status, body = 429, error_body(
-            f"Rate limit reached: retry after {wait} s (emulated token bucket).",
+            p.api, 429, f"Rate limit reached: retry after {wait} s (emulated token bucket).",
             "rate_limit_exceeded", "rate_limit_exceeded",
         )
         headers = [*headers, (b"retry-after", str(wait).encode())]
+    elif p.fault == "overloaded":  # chat completions has no overloaded event: 529 at the door
+        status, body = 529, error_body(p.api, 529, "Overloaded (emulated).", "overloaded_error")
     else:
         status = p.status_5xx
         message = "The server had an error." if status == 500 else "The server is overloaded."
-        body = error_body(f"{message} (emulated)", "server_error", None)
+        body = error_body(p.api, status, f"{message} (emulated)", "server_error", None)
     record.status = status
     await send({"type": "http.response.start", "status": status,
                 "headers": [*JSON_HEADERS, *headers]})
@@ -139,12 +182,14 @@ def _bears_content(delta: dict[str, Any]) -> bool:
 
 
 async def stream(state: EmulatorState, send: Send, record: RequestRecord, p: Plan,
-                 frames: ChunkFrames, clock: DecodeClock) -> None:
-    """Stream the plan as SSE: role, content chunks one per step, finish, usage, [DONE].
+                 frames: Frames, clock: DecodeClock) -> None:
+    """Stream the plan as SSE in its API's events: the opening events, reasoning then content
+    one per decode step, the end (finish, usage, [DONE] or the API's own end events).
 
     Called holding a slot, with the 200 headers already sent.
     """
-    clock.start(p.prompt_tokens)
+    cached = p.tally.cache_read if p.tally is not None else 0
+    clock.start(max(1, p.prompt_tokens - cached))
     await send({"type": "http.response.body", "body": frames.role(), "more_body": True})
     if p.fault == "stall":
         clock.deadline_ns += int(state.settings.faults.stall_s * 1e9)
@@ -155,9 +200,23 @@ async def stream(state: EmulatorState, send: Send, record: RequestRecord, p: Pla
                 clock.advance()
                 await clock.wait()
             await send({"type": "http.response.body", "body": frames.empty(), "more_body": True})
-        tail = frames.usage(p.prompt_tokens, 0) if p.include_usage else b""
-        await send({"type": "http.response.body", "body": tail + DONE})
+        await send({"type": "http.response.body", "body": frames.end("stop", 0, p.include_usage)})
         return
+    for i in range(p.reasoning):
+        if i:
+            clock.advance()
+            await clock.wait()
+        word = VOCABULARY[(p.first_word + i) % len(VOCABULARY)]
+        t = time.perf_counter_ns()
+        if record.t_first_byte_ns is None:
+            record.t_first_byte_ns = t
+        record.t_last_byte_ns = t
+        await send({"type": "http.response.body", "body": frames.delta({"reasoning_content": word}),
+                    "more_body": True})
+        record.completion_tokens += 1
+    if p.reasoning:
+        clock.advance()
+        await clock.wait()
     deltas = p.script.deltas if p.script is not None else None
     cut = p.cut if p.fault in CUT_FAULTS else -1
     for i in range(p.output_tokens):
@@ -184,14 +243,17 @@ async def stream(state: EmulatorState, send: Send, record: RequestRecord, p: Pla
                 await send({"type": "http.response.body",
                             "body": frames.error("Internal error while generating (emulated).")})
                 return
+            if p.fault == "overloaded":
+                kind = "overloaded_error" if p.api == MESSAGES else "server_is_overloaded"
+                await send({"type": "http.response.body",
+                            "body": frames.error("Overloaded (emulated).", kind)})
+                return
             await send({"type": "http.response.body", "body": frames.malformed(),
                         "more_body": True})
     if p.script is not None and p.script.completion_tokens is not None:
         record.completion_tokens = p.script.completion_tokens
-    tail = frames.finish(p.finish_reason)
-    if p.include_usage:
-        tail += frames.usage(p.prompt_tokens, record.completion_tokens)
-    await send({"type": "http.response.body", "body": tail + DONE})
+    end = frames.end(p.finish_reason, record.completion_tokens, p.include_usage)
+    await send({"type": "http.response.body", "body": end})
     if p.script is not None:
         count_injected(state, p.script)
 
@@ -215,15 +277,20 @@ async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: P
         message = {"role": "assistant", "content": "".join(words)}
         tokens = p.output_tokens
     model = state.settings.model_name
-    body = completion_body(completion_id, created, model, message, p.finish_reason,
-                           p.prompt_tokens, tokens)
+    if p.api == CHAT:
+        body = completion_body(completion_id, created, model, message, p.finish_reason,
+                               p.prompt_tokens, tokens)
+    else:
+        body = native_body(p.api, completion_id, created, model, message, p.finish_reason,
+                           p.tally or Tally(p.prompt_tokens, 0), tokens)
     if p.fault == "empty_choices":
         parsed = json.loads(body)
-        parsed["choices"] = []
+        parsed["choices" if p.api == CHAT else "content" if p.api == MESSAGES else "output"] = []
         body = json.dumps(parsed).encode()
-    elif p.fault == "stream_error":
-        body = error_body("Internal error while generating (emulated).", "server_error",
-                          "internal_error")
+    elif p.fault in ("stream_error", "overloaded"):
+        status = 529 if p.fault == "overloaded" else 500
+        body = error_body(p.api, status, "Internal error while generating (emulated).",
+                          "server_error", "internal_error")
     elif p.fault == "malformed_sse":
         body = body[: len(body) // 2]
     record.status = 200
@@ -231,7 +298,7 @@ async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: P
     await send({"type": "http.response.start", "status": 200, "headers": [
         *JSON_HEADERS, *headers, (b"content-length", str(len(body)).encode())]})
     t = time.perf_counter_ns()
-    if p.fault not in ("empty_choices", "stream_error"):
+    if p.fault not in ("empty_choices", "stream_error", "overloaded"):
         record.t_first_byte_ns = record.t_last_byte_ns = t
         record.completion_tokens = tokens
     if not whole:
@@ -239,7 +306,7 @@ async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: P
                     "more_body": True})
         return  # the connection closes short of content-length
     await send({"type": "http.response.body", "body": body})
-    if p.script is not None and p.fault not in ("empty_choices", "stream_error",
+    if p.script is not None and p.fault not in ("empty_choices", "stream_error", "overloaded",
                                                  "malformed_sse"):
         count_injected(state, p.script)
 

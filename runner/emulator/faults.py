@@ -17,6 +17,10 @@ Kinds, and the error class a correct client files each under (`FAULT_CLASSES`):
 | stream_error | a `data: {"error": ...}` event in the 200 stream, then the end | stream_error |
 | empty_choices | a 200 stream whose chunks carry no choices, then `[DONE]` | empty |
 | stall | `stall_s` seconds of silence before the first token | timeout |
+| overloaded | native APIs: an overloaded error event mid-stream; chat: 529 | overloaded |
+
+(`overloaded` events are `overloaded_error` on Anthropic Messages and `server_is_overloaded` on
+OpenAI Responses; chat completions has no such event, so there it is a 529 at the door.)
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ PROBABILISTIC: tuple[str, ...] = (
     "malformed_sse",
     "stream_error",
     "empty_choices",
+    "overloaded",  # last, so that adding it left the earlier kinds' draws unchanged
 )
 FAULT_KINDS: tuple[str, ...] = ("rate_limit", *PROBABILISTIC)
 FAULT_CLASSES: dict[str, str] = {
@@ -44,6 +49,7 @@ FAULT_CLASSES: dict[str, str] = {
     "stream_error": "stream_error",
     "empty_choices": "empty",
     "stall": "timeout",
+    "overloaded": "overloaded",
 }
 
 

@@ -29,9 +29,11 @@ def error_body(message: str, kind: str, code: str | None = None) -> bytes:
 
 
 class ChunkFrames:
-    """SSE events of one streamed completion."""
+    """SSE events of one streamed completion. `tally` (prompt, cache and reasoning figures,
+    `native_frames.Tally`) adds the usage details; without it usage has the two counts."""
 
-    def __init__(self, completion_id: str, created: int, model: str) -> None:
+    def __init__(self, completion_id: str, created: int, model: str, tally: Any = None) -> None:
+        self.tally = tally
         self._head = (
             b'data: {"id":' + _dumps(completion_id)
             + b',"object":"chat.completion.chunk","created":' + str(created).encode()
@@ -63,6 +65,21 @@ class ChunkFrames:
             self._head + b',"choices":[],"usage":' + _usage(prompt_tokens, completion_tokens)
             + b"}\n\n"
         )
+
+    def end(self, reason: str, completion_tokens: int, include_usage: bool) -> bytes:
+        """The finish chunk, the usage chunk when asked for, and [DONE]."""
+        tail = self.finish(reason)
+        if include_usage:
+            t = self.tally
+            if t is None or not (t.cache_read or t.reasoning):
+                tail += self.usage(t.prompt if t is not None else 0, completion_tokens)
+            else:
+                usage = {"prompt_tokens": t.prompt, "completion_tokens": completion_tokens,
+                         "total_tokens": t.prompt + completion_tokens,
+                         "prompt_tokens_details": {"cached_tokens": t.cache_read},
+                         "completion_tokens_details": {"reasoning_tokens": t.reasoning}}
+                tail += self._head + b',"choices":[],"usage":' + _dumps(usage) + b"}\n\n"
+        return tail + DONE
 
     def empty(self) -> bytes:
         """A chunk with no choices and no usage (the empty_choices fault)."""

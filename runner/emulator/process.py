@@ -123,7 +123,9 @@ def start_emulator(
     )
     assert proc.stdin is not None and proc.stdout is not None
     config = {"endpoint": endpoint_doc, "port": port,
-              "workload_dirs": [str(d) for d in workload_dirs] if workload_dirs else None}
+              # resolved here: the child runs in the package's folder, not the user's
+              "workload_dirs": [str(Path(d).resolve()) for d in workload_dirs]
+              if workload_dirs else None}
     proc.stdin.write(json.dumps(config, default=str).encode() + b"\n")
     proc.stdin.flush()
     line = _read_line(proc, START_TIMEOUT_S)

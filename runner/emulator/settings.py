@@ -52,6 +52,7 @@ class FaultSettings:
     empty_choices: float = 0.0
     stall: float = 0.0
     stall_s: float = 0.0
+    overloaded: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class EmulatorSettings:
     jitter: float = 0.0
     output_tokens: Distribution | None = None
     chars_per_token: float = 4.0
+    reasoning_tokens: int = 0
+    prompt_cache: bool = False
     faults: FaultSettings = field(default_factory=FaultSettings)
     agentic: dict[str, Any] = field(default_factory=dict)
 
@@ -87,6 +90,8 @@ class EmulatorSettings:
             jitter=float(block.get("jitter", 0.0)),
             output_tokens=Distribution.from_block(dist) if dist else None,
             chars_per_token=float(block.get("chars_per_token", 4.0)),
+            reasoning_tokens=int(block.get("reasoning_tokens", 0)),
+            prompt_cache=bool(block.get("prompt_cache", False)),
             faults=FaultSettings(**{k: float(v) for k, v in faults.items()}),
             agentic=dict(block.get("agentic") or {}),
         )

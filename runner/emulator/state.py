@@ -57,7 +57,18 @@ class EmulatorState:
         self.agentic: dict[str, int] = dict.fromkeys(AGENTIC_KINDS, 0)
         self.records: collections.deque[RequestRecord] = collections.deque(maxlen=MAX_RECORDS)
         self._seen: dict[bytes, int] = {}
+        self._cached: set[bytes] = set()
         self._next_id = 0
+
+    def cache_hit(self, prefix: str) -> bool:
+        """True if this prompt prefix was cached before; caches it now either way."""
+        digest = hashlib.blake2b(prefix.encode("utf-8", "replace"), digest_size=16).digest()
+        if digest in self._cached:
+            return True
+        if len(self._cached) >= MAX_SEEN:
+            self._cached.clear()
+        self._cached.add(digest)
+        return False
 
     def next_request_id(self) -> str:
         self._next_id += 1

@@ -88,9 +88,14 @@ def _point(c: int, speed: float, jitter: float) -> dict[str, Any]:
     }
 
 
+# Endpoints measured on the native APIs (the rest on openai-chat), for the API filter.
+NATIVE_APIS = {"acme-llama-70b": "anthropic-messages", "cirrus-mistral-7b": "openai-responses"}
+
+
 def _endpoint_block(template: dict[str, Any], ep: Endpoint) -> dict[str, Any]:
     block = copy.deepcopy(template)
     block.update(id=ep.id, provider=ep.provider, division=ep.division, region=ep.region)
+    block["api"] = NATIVE_APIS.get(ep.id, "openai-chat")
     block["model"] = {"name": ep.model, "version": "1"}
     if ep.division == "serviced":
         block["pricing"] = {"input_usd_per_mtok": round(ep.output_price / 2, 4),

@@ -100,6 +100,21 @@ def test_a_filter_changes_the_rows_and_the_chart(chrome: Any, site_url: str,
     page.context.close()
 
 
+def test_the_api_filter_keeps_the_results_of_one_wire_api(chrome: Any, site_url: str,
+                                                         built_site: Path) -> None:
+    page, log = _open(chrome, site_url + "serving/")
+    before = _renders(page)
+    page.select_option("#epb-f-api", "anthropic-messages")
+    _after(page, before)
+    expected = sorted(r["run_id"] for r in _view(built_site, "runs")
+                      if r["workload_kind"] == "serving" and r["api"] == "anthropic-messages"
+                      and r["division"] != "emulated")
+    assert expected and sorted(_rows(page)) == expected
+    assert "api=anthropic-messages" in page.url
+    assert log.problems() == []
+    page.context.close()
+
+
 def test_a_permalink_reopens_the_same_filters_sort_and_chart(chrome: Any, site_url: str) -> None:
     page, _ = _open(chrome, site_url + "serving/")
     for action in (

@@ -22,11 +22,27 @@ KEY = "sk-proj-Q7mZ2xK9pL4vN8rT1wY6bC3dF5gH0jS2"
 ORG = "org-8d41c7e2a9b35f60"
 
 
+PREFLIGHT_ANSWER = json.dumps({
+    "choices": [{"index": 0, "message": {"content": "OK"}, "finish_reason": "length"}],
+}).encode()
+
+
 class EchoingHandler(BaseHTTPRequestHandler):
-    """Every POST gets a 401 whose message quotes what it was sent."""
+    """Every POST gets a 401 whose message quotes what it was sent, except the runner's
+    preflight probe (answered, so the run goes on to journal the refusals; a refused
+    preflight would stop the run before it has a journal)."""
+
+    refuse_preflight = False
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.headers.get("x-epbench-request-id") == "preflight" and not self.refuse_preflight:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(PREFLIGHT_ANSWER)))
+            self.end_headers()
+            self.wfile.write(PREFLIGHT_ANSWER)
+            return
         body = json.dumps({"error": {
             "message": f"Incorrect API key provided: {self.headers.get('authorization')} "
                        f"for organization {self.headers.get('x-org')}; key tail "
@@ -80,6 +96,23 @@ def test_a_key_the_endpoint_echoes_never_reaches_the_journal(tmp_path: Path,
         text = path.read_text(errors="replace")
         assert KEY not in text and KEY[-12:] not in text, path.name
         assert ORG not in text, path.name
+
+
+def test_a_refused_preflight_stops_in_one_line_that_does_not_echo_the_key(
+    tmp_path: Path, echoing_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EchoingHandler, "refuse_preflight", True)
+    doc = yaml.safe_load((ROOT / "endpoints" / "emulator.yaml").read_text())
+    doc.pop("emulator")
+    doc.update(id="echo", base_url=echoing_server, api_key_env="ACME_API_KEY")
+    (tmp_path / "echo.yaml").write_text(yaml.safe_dump(doc))
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(TINY_WORKLOAD))
+    done = epbench("run", "--endpoint", "echo.yaml", "--workload", "tiny.yaml",
+                   cwd=tmp_path, env=dict(os.environ, ACME_API_KEY=KEY))
+    assert done.returncode == 1 and "refused the API key" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert KEY not in done.stderr + done.stdout and KEY[-12:] not in done.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_redaction_removes_known_secrets_their_pieces_and_credential_shapes() -> None:
