@@ -91,13 +91,16 @@ def token_is_secret(token: str) -> bool:
     digits is judged by `secret_hex`, which knows about digests)."""
     if is_hex_run(token):
         return False
+    if token.startswith(("/", "./", "~/")):  # a file path (`source.path` of an import)
+        return False
     has_lower = any(c.islower() for c in token)
     has_digit = any(c.isdigit() for c in token)
     if not (has_lower and has_digit):
         return False
     if any(c.isupper() for c in token):
         return entropy(token) >= MIN_MIXED_ENTROPY
-    if "-" in token or "_" in token:  # words joined by separators: an identifier, not a key
+    if "-" in token or "_" in token or "/" in token:  # words joined by separators: an
+        # identifier or a relative path, not a key
         return False
     return entropy(token) >= MIN_LOWER_ENTROPY
 

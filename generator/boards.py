@@ -9,6 +9,7 @@ import pandas as pd
 
 from generator import charts
 from generator.columns import Column
+from generator.history_views import series_files
 
 # Columns of the compact per-page view tables (data/view/<name>.json). Filters need the
 # identity columns; the rest are what tables and charts show.
@@ -26,10 +27,11 @@ VIEW_COLUMNS: dict[str, list[str]] = {
     "points": ["run_id", "endpoint_id", "workload_id", "point", "concurrency", "rate",
                "tps_per_user", "system_tps", "ttft_ms_p90", "usd_per_mtok_output",
                "on_pareto"],
-    # Every result, for the History board and the endpoint pages (the other boards read the
-    # newest result per endpoint x workload x client region: generator.latest).
+    # The History board and the endpoint pages: daily medians, and every result of a series
+    # once the reader narrows to its endpoint (generator.history_views; the other boards read
+    # the newest result per endpoint x workload x client region: generator.latest).
     "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "max_system_tps",
-                "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate"],
+                "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate", "results"],
     "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "success_rate",
                 "success_ci_low", "success_ci_high",
                 "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
@@ -127,14 +129,17 @@ BOARDS: dict[str, dict[str, Any]] = {
     "history": {
         "title": "History",
         "intro": [
-            "Every result over time, per endpoint and workload. Pick the metric above the "
-            "chart; narrow to one endpoint to see how it changed.",
+            "Every result over time, per endpoint and workload. Until you pick an endpoint, "
+            "a row stands for one endpoint, workload and client region on one day (the median "
+            "of its results; `results` says how many); picking an endpoint loads each of its "
+            "results. Pick the metric above the chart.",
         ],
         "source": "history",
         "where": {},
         "sort": ["date", "desc"],
         "columns": [Column("date", "date", "text"), *_IDENT,
                     Column("workload_id", "workload", "text"),
+                    Column("results", "results"),
                     Column("max_system_tps", "max system throughput (tok/s)"),
                     Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
                     Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
@@ -168,5 +173,7 @@ def board_config(name: str, spec: dict[str, Any], root: str, frame: pd.DataFrame
         },
         "charts": [c.to_config() for c in chart_specs],
         "metrics": [{"key": k, "label": label} for k, label in spec.get("metrics", [])],
+        **({"series": {"source": "history", "files": series_files(frame, root)}}
+           if spec["source"] == "history" else {}),
     }
 

@@ -9,6 +9,8 @@ Tooltips list exact field values (no rounding format).
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,6 +267,13 @@ def history_chart() -> ChartSpec:
 
 
 def buyer_chart() -> dict[str, Any]:
+    """A copy of `_buyer_chart()`, made once per process (altair builds and validates a spec in
+    tens of milliseconds, and the home, compare and every workload page carry this one)."""
+    return copy.deepcopy(_buyer_chart())
+
+
+@functools.cache
+def _buyer_chart() -> dict[str, Any]:
     """The home and compare pages' chart: each endpoint's frontier (its newest result's
     non-dominated points, `on_pareto`) as a step, its other points faint, the point chosen at
     the reader's target ringed, and a per-user speed target as a vertical rule."""
@@ -295,7 +304,17 @@ def buyer_chart() -> dict[str, Any]:
 
 
 def charts_for(page: str) -> list[ChartSpec]:
-    """The charts of one leaderboard page."""
+    """The charts of one leaderboard page (a copy of specs built once per process: every
+    endpoint and workload page carries a board's charts too)."""
+    return copy.deepcopy(list(_charts_for(page)))
+
+
+@functools.cache
+def _charts_for(page: str) -> tuple[ChartSpec, ...]:
+    return tuple(_charts_of(page))
+
+
+def _charts_of(page: str) -> list[ChartSpec]:
     if page == "serving":
         return [pareto_chart(), ttft_chart(), cost_chart()]
     if page == "agentic":

@@ -99,6 +99,9 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
                          RULES, "num"),
     "flags": ("Findings of epbench validate published with the result.", RULES, ""),
     "rankable": ("Whether the result may be ranked; the tooltip says why not.", RULES, ""),
+    "results": ("History: how many results the row stands for (one endpoint, workload and "
+                "client region on one day; its figures are their medians). Pick an endpoint "
+                "to see each result.", TABLES, "int"),
 }
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from generator.history_views import daily_history
+
 KEY = ["endpoint_id", "workload_id", "client_region"]
 # What the runs table adds to a point or agentic row: provenance for the badges.
 RUN_EXTRA = ["submitter_relationship", "source_format", "quick", "flags", "harness_version"]
@@ -62,7 +64,7 @@ def board_views(tables: Any) -> dict[str, pd.DataFrame]:
         "runs": latest,
         "points": tables.points[tables.points["run_id"].isin(ids)],
         "agentic": tables.agentic[tables.agentic["run_id"].isin(ids)],
-        "history": tables.runs,
+        "history": daily_history(tables.runs),
     }
     views.update(latest_views(tables, latest))
     return views

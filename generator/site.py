@@ -29,8 +29,11 @@ import yaml
 from epcore.errors import InputError
 from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
+from generator.build_cache import context_digest
 from generator.csp import CSP, secure_pages
+from generator.history_views import series_views
 from generator.latest import board_views
+from generator.page_manifest import PageManifest, drop_stale, page_digest, shell_digest
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
 from generator.render import frontier_by_run
@@ -40,30 +43,51 @@ from generator.vendor import vendor_vega
 log = logging.getLogger(__name__)
 
 
-def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str) -> Path:
-    """Build the whole site into `out_dir` and return it (the folder holding index.html)."""
+def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
+               incremental: bool = True) -> Path:
+    """Build the whole site into `out_dir` and return it (the folder holding index.html).
+    Incremental by default: the build cache (generator.build_cache) keeps what unchanged
+    results gave, and result pages whose inputs did not change are not rendered again."""
+    from generator.build_cache import default_folder
+    from generator.cached_checks import cached_tables
     from generator.tables import build_tables, write_tables
 
-    tables = build_tables(results_dir, project)
+    cache_dir = default_folder(project, results_dir) if incremental else None
+    with _timed("tables (validation and rows)"):
+        tables = (cached_tables(results_dir, project, cache_dir) if cache_dir is not None
+                  else build_tables(results_dir, project))
     return build_site_from_tables(tables, results_dir, out_dir, project, base_url,
-                                  write=write_tables)
+                                  write=write_tables, cache_dir=cache_dir)
 
 
 def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
                            base_url: str,
-                           write: Callable[[Any, Path], list[Path]] | None = None) -> Path:
-    """The site from already-built tables (tests hand in small ones)."""
+                           write: Callable[[Any, Path], list[Path]] | None = None,
+                           cache_dir: Path | None = None) -> Path:
+    """The site from already-built tables (tests hand in small ones). mkdocs builds into a
+    folder beside `out_dir`; its pages then replace everything in `out_dir` but the result
+    pages (`runs/`) and raw results (`results/`), which are rendered only where they changed
+    (all of them without `cache_dir`)."""
     out_dir = out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
     sources = site_sources_dir()
-    with tempfile.TemporaryDirectory(prefix="epbench-site-") as tmp:
-        # Result pages render in worker processes while mkdocs builds the rest; they write
-        # only once the shell page exists (mkdocs empties out_dir when it starts).
+    manifest = PageManifest.load(cache_dir, out_dir)
+    context = context_digest(project) if cache_dir is not None else ""
+    sha_of = getattr(tables, "sources", {}) or {}
+    with tempfile.TemporaryDirectory(prefix="epbench-site-") as tmp, \
+            tempfile.TemporaryDirectory(prefix=".epbench-site-", dir=out_dir.parent) as built:
         with _timed("start result-page workers"):
             on_front = frontier_by_run(tables.points)
             rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
                     for r in records(tables.runs)]
-            pages = ResultPages(rows, results_dir, out_dir,
-                                Path(tmp) / "shell")
+            digests = [page_digest(r, sha_of.get(str(r.get("result_path"))), context)
+                       if cache_dir is not None else None for r in rows]
+            standing = manifest.standing(rows, digests, out_dir)
+            if cache_dir is None:
+                for name in ("runs", "results"):
+                    shutil.rmtree(out_dir / name, ignore_errors=True)
+            todo = [r for r in rows if str(r["run_id"]) not in standing]
+            pages = ResultPages(todo, results_dir, out_dir, Path(tmp) / "shell")
         try:
             docs = Path(tmp) / "docs"
             with _timed("pages and vendored Vega"):
@@ -73,22 +97,58 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
                 shutil.copytree(sources / "assets", docs / "assets", dirs_exist_ok=True)
                 vendor_vega(docs / "assets" / "vendor")
                 nav = write_pages(docs, tables, project)
-                config = _write_config(Path(tmp), docs, out_dir, base_url, nav, sources)
+                config = _write_config(Path(tmp), docs, Path(built), base_url, nav, sources)
             with _timed("mkdocs build --strict"):
                 _run_mkdocs(config)
             with _timed("CSP hashes and shell"):
-                secure_pages(out_dir)
-                pages.release(take_shell(out_dir))
+                secure_pages(Path(built))
+                _install(Path(built), out_dir)
+                shell = take_shell(out_dir)
+                pages.release(shell)
             data = out_dir / "data"
             with _timed("tables to data/"):
                 if write is not None:
                     write(tables, data)
                 _write_views(tables, data / "view")
-            with _timed("result pages (rest)"):
+            with _timed(f"result pages (rest; {len(todo)} rendered, {len(standing)} kept)"):
                 pages.wait()
+                if standing and shell_digest(shell) != manifest.shell:
+                    again = ResultPages([r for r in rows if str(r["run_id"]) in standing],
+                                        results_dir, out_dir, Path(tmp) / "shell-again")
+                    try:
+                        again.release(shell)
+                        again.wait()
+                    finally:
+                        again.close()
+                drop_stale(out_dir, {str(r["run_id"]) for r in rows},
+                           {str(r.get("result_path")) for r in rows})
         finally:
             pages.close()
+    manifest.save(shell_digest(shell), {str(r["run_id"]): d for r, d in
+                                        zip(rows, digests, strict=True) if d is not None})
     return out_dir
+
+
+_KEPT = ("runs", "results")
+
+
+def _install(built: Path, out_dir: Path) -> None:
+    """Replace everything in out_dir but result pages and raw results by mkdocs' output."""
+    for entry in out_dir.iterdir():
+        if entry.name in _KEPT and entry.is_dir() and not entry.is_symlink():
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for entry in built.iterdir():
+        target = out_dir / entry.name
+        if entry.name in _KEPT and target.is_dir():
+            for inner in entry.iterdir():
+                shutil.rmtree(target / inner.name, ignore_errors=True)
+                shutil.move(str(inner), str(target / inner.name))
+        else:
+            shutil.move(str(entry), str(target))
 
 
 @contextmanager
@@ -151,11 +211,15 @@ class _Collect(logging.Handler):
 
 
 def _write_views(tables: Any, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "history").mkdir(parents=True, exist_ok=True)
     views = board_views(tables)
     for name, frame in views.items():
-        view = view_table(frame, VIEW_COLUMNS.get(name, list(frame.columns)))
-        (folder / f"{name}.json").write_text(
-            json.dumps(view, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
-            encoding="utf-8",
-        )
+        _write_view(folder / f"{name}.json",
+                    view_table(frame, VIEW_COLUMNS.get(name, list(frame.columns))))
+    for file, frame in series_views(tables.runs).items():
+        _write_view(folder / "history" / file, view_table(frame, VIEW_COLUMNS["history"]))
+
+
+def _write_view(path: Path, view: dict[str, Any]) -> None:
+    path.write_text(json.dumps(view, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
+                    encoding="utf-8")

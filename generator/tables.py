@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from epcore.documents import DocumentError, load_document
@@ -30,7 +31,7 @@ from generator.checks.workload_sha import WorkloadIndex
 from generator.disclosure import disclosure
 from generator.plain_json import plain_rows
 from generator.report import Report, status_for
-from generator.validate import Checked, validate_documents
+from generator.validate import Checked, Reuse, validate_documents
 
 IDENTITY = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware", "region",
             "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable",
@@ -98,6 +99,8 @@ class Tables:
     endpoints: pd.DataFrame
     history: pd.DataFrame
     report: Report = field(default_factory=Report)
+    sources: dict[str, str] = field(default_factory=dict)
+    """`result_path` -> sha256 of the file, for the files an incremental build knows."""
 
 
 def _hardware(endpoint: dict[str, Any]) -> str | None:
@@ -159,11 +162,12 @@ def ranking_limits(project: Path, kind: str, workload_id: str) -> dict[str, Any]
 
 @dataclass(frozen=True)
 class Rows:
-    """The table rows one valid result contributes."""
+    """The table rows one valid result contributes: dicts by column name, or lists in the
+    tables' column order (as the build cache keeps them)."""
 
-    runs: list[dict[str, Any]]
-    points: list[dict[str, Any]]
-    agentic: list[dict[str, Any]]
+    runs: list[Any]
+    points: list[Any]
+    agentic: list[Any]
 
 
 @dataclass(frozen=True)
@@ -441,18 +445,20 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
                         project: Path) -> Tables:
     """Tables from already-validated files (their documents are kept unless rejected)."""
     make = RowMaker(results_dir, project)
-    builder = _Builder(results_dir, project, make.build)
+    parts: dict[str, list[list[Any]]] = {"runs": [], "points": [], "agentic": []}
+    columns = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
     for item in checked:
         if item.kind != "result" or status_for(item.findings) == "rejected":
             continue
         rows = item.derived if isinstance(item.derived, Rows) else make(item)
-        if rows is not None:
-            builder.runs += rows.runs
-            builder.points += rows.points
-            builder.agentic += rows.agentic
-    agentic = pd.DataFrame(builder.agentic, columns=AGENTIC_COLUMNS)
-    runs = pd.DataFrame(builder.runs, columns=RUN_COLUMNS)
-    points = pd.DataFrame(builder.points, columns=POINT_COLUMNS)
+        if rows is None:
+            continue
+        for name, into in parts.items():
+            into.extend(r if isinstance(r, list) else [r.get(c) for c in columns[name]]
+                        for r in getattr(rows, name))
+    agentic = pd.DataFrame(parts["agentic"], columns=AGENTIC_COLUMNS)
+    runs = pd.DataFrame(parts["runs"], columns=RUN_COLUMNS)
+    points = pd.DataFrame(parts["points"], columns=POINT_COLUMNS)
     quality.apply_gate(agentic, runs, points)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
@@ -466,13 +472,14 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
     )
 
 
-def build_tables(results_dir: Path, project: Path) -> Tables:
-    """Validate every file under results_dir and aggregate the ones that were not rejected."""
-    if results_dir.is_dir():
-        report, checked = validate_documents([results_dir], None, None,
-                                             post=RowMaker(results_dir, project))
-    else:
-        report, checked = Report(), []
+def build_tables(results_dir: Path, project: Path, reuse: Reuse | None = None) -> Tables:
+    """Validate every file under results_dir and aggregate the ones that were not rejected.
+    With `reuse` (the incremental build, generator.cached_checks.cached_tables), files it
+    knows are not read again."""
+    if not results_dir.is_dir():
+        return tables_from_checked([], Report(), results_dir, project)
+    report, checked = validate_documents([results_dir], None, None,
+                                         post=RowMaker(results_dir, project), reuse=reuse)
     return tables_from_checked(checked, report, results_dir, project)
 
 
@@ -491,6 +498,29 @@ def _csv_cell(value: Any, column: str = "") -> Any:
     return value
 
 
+def _csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as its CSV download shows it (what `_csv_cell` does to each cell, column by
+    column: lists and dicts as JSON, formula-like text quoted, infinities empty)."""
+    flat = frame.copy()
+    for column in flat.columns:
+        series = flat[column]
+        if pd.api.types.is_float_dtype(series.dtype):
+            if bool(np.isinf(series.to_numpy()).any()):
+                flat[column] = series.where(~np.isinf(series.to_numpy()), np.nan)
+            continue
+        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        values = series.to_numpy(dtype=object)
+        if any(isinstance(v, (list, dict, float)) for v in values):
+            # containers (and odd floats): cell by cell
+            flat[column] = series.map(lambda v, c=column: _csv_cell(v, c))
+            continue
+        risky = series.str.startswith(_FORMULA_START, na=False).to_numpy(dtype=bool)
+        if risky.any():
+            flat[column] = series.where(~risky, "'" + series.astype(str))
+    return flat
+
+
 def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
     """Write `<name>.json` (records, NaN -> null) and `<name>.csv` for each table."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -504,15 +534,8 @@ def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
         path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
                         encoding="utf-8")
         written.append(path)
-        # Only text, list and dict cells need _csv_cell; numbers go through as they are.
-        flat = pd.DataFrame(values, columns=columns)
-        for column in flat.columns:
-            dtype = flat[column].dtype
-            if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
-                flat[column] = flat[column].map(lambda v, c=column: _csv_cell(v, c))
-        csv_path = out_dir / f"{name}.csv"
-        flat.to_csv(csv_path, index=False)
-        written.append(csv_path)
+        _csv_frame(frame).to_csv(out_dir / f"{name}.csv", index=False)
+        written.append(out_dir / f"{name}.csv")
     return written
 
 

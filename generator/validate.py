@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from epcore.documents import DocumentError, load_document, load_document_text
 from epcore.errors import InputError
@@ -212,6 +212,15 @@ _WORKER: dict[str, Any] = {}
 Post = Callable[[Checked], Any]
 
 
+class Reuse(Protocol):
+    """Outcomes kept from an earlier build (generator.cached_checks): `split` returns the
+    files it still knows and the ones to check; `keep` is handed the freshly checked ones."""
+
+    def split(self, files: list[Path]) -> tuple[dict[Path, Checked], list[Path]]: ...
+
+    def keep(self, checked: list[Checked]) -> None: ...
+
+
 def _finish(item: Checked, post: Post | None) -> Checked:
     """Run the post step on a file that was not rejected; then drop the document (only what
     the post step derived travels back from a worker)."""
@@ -256,9 +265,17 @@ def check_files(
     now: datetime | None = None,
     workers: int | None = None,
     post: Post | None = None,
+    reuse: Reuse | None = None,
 ) -> list[Checked]:
     """Check each file (in a process pool for large trees); `post` runs on each file that was
-    not rejected, in the same worker, and its documents are then dropped."""
+    not rejected, in the same worker, and its documents are then dropped. With `reuse`, files
+    it knows are not read again."""
+    if reuse is not None:
+        known, todo = reuse.split(files)
+        fresh = check_files(todo, workload_semantics, now, workers, post)
+        reuse.keep(fresh)
+        by_path = dict(zip(todo, fresh, strict=True))
+        return [known[p] if p in known else by_path[p] for p in files]
     now = now or datetime.now(UTC)
     items = [(path, str(path)) for path in files]
     workers = workers if workers is not None else (os.cpu_count() or 1)
@@ -323,6 +340,7 @@ def validate_documents(
     now: datetime | None = None,
     workers: int | None = None,
     post: Post | None = None,
+    reuse: Reuse | None = None,
 ) -> tuple[Report, list[Checked]]:
     """The report, and each file's outcome (with what `post` derived from it)."""
     gone: list[Checked] = []
@@ -333,7 +351,8 @@ def validate_documents(
         gone = [Checked(path, str(path), None, [finding]) for path, finding in changes.findings]
     else:
         files = collect_files(paths)
-    checked = check_files(files, workload_semantics, now=now, workers=workers, post=post)
+    checked = check_files(files, workload_semantics, now=now, workers=workers, post=post,
+                          reuse=reuse)
     checked += gone
     extra = cross_file_findings(checked)
     by_display: dict[str, list[Finding]] = {}

@@ -2,7 +2,10 @@
 second, in the documented class, and the client's peak memory stays under 300 MB.
 
 The servers (tests/hostile_servers.py) run in this process; the client runs in a child
-process of its own, so its peak resident memory (ru_maxrss) is its alone.
+process of its own, whose peak resident memory is read from /proc/self/status (VmHWM, the
+high-water mark of its own address space since exec). ru_maxrss would not do: Linux carries the
+forking parent's peak across fork and exec, so a child of a 450 MB pytest process would report
+450 MB before it sent a byte.
 """
 
 from __future__ import annotations
@@ -36,8 +39,15 @@ EXPECTED = {
 
 CLIENT = textwrap.dedent(
     """
-    import asyncio, json, resource, sys, time
+    import asyncio, json, sys, time
     from runner.client import EndpointClient
+
+    def peak_rss_mb():
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmHWM in /proc/self/status")
 
     async def main(port, cases, timeout_s):
         body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -49,10 +59,10 @@ CLIENT = textwrap.dedent(
             res = await client.chat(body)
             seconds = time.perf_counter() - start
             await client.aclose()
-            peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            peak_mb = peak_rss_mb()
             print(json.dumps({"case": case, "class": res.error_class, "seconds": seconds,
                               "error": res.error, "peak_mb": peak_mb}), flush=True)
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak_mb = peak_rss_mb()
         print(json.dumps({"peak_mb": peak_mb}), flush=True)
 
     asyncio.run(main(int(sys.argv[1]), sys.argv[3:], float(sys.argv[2])))

@@ -281,3 +281,30 @@ def test_chart_tooltips_carry_the_exact_values(chrome: Any, site_url: str) -> No
             assert float(tip[key]) == pytest.approx(row[key], rel=1e-11, abs=0)
     assert log.problems() == []
     page.context.close()
+
+
+def test_history_fetches_daily_rows_and_loads_every_result_of_an_endpoint_on_demand(
+        chrome: Any, site_url: str, built_site: Path) -> None:
+    page, log = _open(chrome, site_url + "history/?emulated=1")
+    fetched = [u for u in log.requests if "/data/view/" in u]
+    assert any(u.endswith("/data/view/history.json") for u in fetched)
+    assert not [u for u in fetched if "/data/view/history/" in u]  # no series yet
+    daily = _view(built_site, "history")
+    assert daily and all(r["results"] >= 1 for r in daily)
+    every = _view(built_site, "runs")  # newest per series: its endpoints have history files
+    endpoint = sorted({r["endpoint_id"] for r in every})[0]
+    runs = json.loads((built_site / "data" / "runs.json").read_text("utf-8"))
+    expected = sorted(r["run_id"] for r in runs if r["endpoint_id"] == endpoint)
+    before = _renders(page)
+    page.select_option("#epb-f-endpoint", endpoint)
+    _after(page, before)
+    page.evaluate("() => window.epbBoard.idle()")
+    assert [u for u in log.requests if "/data/view/history/" in u]
+    page.evaluate("() => { const b = document.getElementById('epb-more');"
+                  " while (b && !b.hidden) { b.click(); } }")
+    shown = sorted(page.evaluate(
+        "() => Array.from(document.querySelectorAll('#epb-board tbody tr[data-run]'))"
+        ".map(tr => tr.getAttribute('data-run'))"))
+    assert shown == expected
+    assert log.problems() == []
+    page.context.close()

@@ -139,6 +139,9 @@ def test_the_scanner_knows_hex_base64_and_prefixed_keys(secret: str) -> None:
     "https://api.acme.example/v1/chat/completions",
     "meta-llama/Llama-3.1-8B-Instruct",
     "ACME_API_KEY",
+    "/work/wt/site2/tests/data/mlperf",                           # an absolute path
+    "results/site2/acme-llm3/2026-11-30-chat-short-1a2b3c4d.json",  # a relative path
+    "/home/Alice/Projects2026/mlperf-submission/results/closed",  # a mixed-case path
 ])
 def test_the_scanner_leaves_ordinary_values_alone(text: str) -> None:
     assert not looks_like_secret(text)

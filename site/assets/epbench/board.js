@@ -70,6 +70,55 @@
     }));
   }
 
+  // History boards: every result of an endpoint x workload series is fetched only once a filter
+  // (or the endpoint's own page) narrows to its endpoint; until then the source holds one row
+  // per series, client region and day (`results` counts what it stands for). Loaded rows replace
+  // that series' daily rows (generator/history_views.py).
+  var seriesLoaded = {};
+
+  function seriesWanted() {
+    var sc = config.series;
+    if (!sc) { return []; }
+    var ep = (config.table.where || {}).endpoint_id || state.endpoint;
+    var byWorkload = ep ? sc.files[ep] : null;
+    if (!byWorkload) { return []; }
+    return Object.keys(byWorkload).filter(function (w) {
+      return (!state.workload || w === state.workload) && !seriesLoaded[byWorkload[w]];
+    }).map(function (w) { return { key: ep + '\u0000' + w, url: byWorkload[w] }; });
+  }
+
+  function loadSeries(wanted) {
+    return Promise.all(wanted.map(function (s) {
+      return fetch(s.url, { credentials: 'same-origin' }).then(function (resp) {
+        if (!resp.ok) { throw new Error('cannot load ' + s.url); }
+        return resp.json();
+      }).then(function (view) { return toObjects(view); });
+    })).then(function (lists) {
+      var name = config.series.source;
+      var drop = new Set(wanted.map(function (s) { return s.key; }));
+      var rows = tables[name].filter(function (r) {
+        return r.results == null || !drop.has(r.endpoint_id + '\u0000' + r.workload_id);
+      });
+      lists.forEach(function (list) { Array.prototype.push.apply(rows, list); });
+      wanted.forEach(function (s) { seriesLoaded[s.url] = true; });
+      tables[name] = rows;
+      sourceIndex = {};
+      sortedCache = { key: null, rows: null };
+      prepareMain();
+    });
+  }
+
+  // Render, after fetching the series the state now needs (if any).
+  function renderWithSeries() {
+    var wanted = seriesWanted();
+    if (!wanted.length) { return render(); }
+    pending = loadSeries(wanted).then(render, function (err) {
+      host.setAttribute('data-series-error', String(err && err.message || err));
+      return render();
+    });
+    return pending;
+  }
+
   function prepareMain() {
     var where = config.table.where || {};
     mainRows = tables[config.table.source].filter(function (row) {
@@ -297,7 +346,7 @@
     if (key !== 'chart' && key !== 'metric') { shown = PAGE_SIZE; }
     commit(fromSearch);
     syncControls();
-    render();
+    renderWithSeries();
   }
 
   // ---------------------------------------------------------------- table
@@ -370,7 +419,7 @@
   function rowElement(row) {
     var tr = rowElements.get(row);
     if (!tr) {
-      tr = el('tr', { 'data-run': row.run_id });
+      tr = el('tr', row.run_id == null ? null : { 'data-run': row.run_id });
       config.table.columns.forEach(function (col) { tr.appendChild(cell(row, col)); });
       rowElements.set(row, tr);
     }
@@ -885,13 +934,13 @@
     buildTable(host);
     syncControls();
     window.addEventListener('popstate', function () {
-      state = readUrl(); shown = PAGE_SIZE; lastPushedSearch = false; syncControls(); render();
+      state = readUrl(); shown = PAGE_SIZE; lastPushedSearch = false; syncControls(); renderWithSeries();
     });
     S.onScheme(function () {  // the other palette: the charts are embedded again in its colours
       Object.keys(charts).forEach(function (id) { charts[id].el.remove(); delete charts[id]; });
       render();
     });
-    return render();
+    return renderWithSeries();
   }
 
   board.ready = load().then(start).catch(function (err) { S.loadFailed(host, err); });

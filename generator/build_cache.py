@@ -1,0 +1,238 @@
+"""The incremental build's cache: each result file's findings and table rows, kept beside the
+build (`<project>/.cache/epbench-build/`, ignored by git) so an unchanged file is neither read
+nor validated again.
+
+An entry belongs to one file path and holds the sha256 of the file (and of its journal, which
+the checks may read) with their size and mtime as a fast pre-check: same size and mtime means
+unchanged; otherwise the file is hashed, and only a different hash makes it checked again.
+Every entry also depends on a *context*: the cache format, the epbench version and the source
+of `epcore/`, `generator/` and the schemas, and every file under the project's `workloads/` and
+`endpoints/` (the checks and today's prices read them). A cache written in another context is
+ignored as a whole.
+
+The cache is data, never code: JSON only (no pickle), in 64 shards so that one new result
+rewrites one shard. Each shard carries an HMAC-SHA256 of its text under a random key kept in
+the cache folder (mode 0600), so a shard that was edited, truncated or copied from another
+cache is ignored and rebuilt. A result file cannot reach another file's entry: entries are
+found by path and accepted only when the file's own sha256 matches. Findings that depend on
+the clock (`date.future`) are never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from epcore import __version__
+from epcore.findings import Finding
+from epcore.paths import shipped
+
+log = logging.getLogger(__name__)
+
+FORMAT = 2
+SHARDS = 64
+JOURNAL_SUFFIX = ".events.jsonl.gz"
+_CLOCK_CHECKS = frozenset({"date.future"})
+_CODE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_folder(project: Path, results_dir: Path) -> Path:
+    """Where `epbench build` keeps the cache of one results tree:
+    `<project>/.cache/epbench-build/<digest of the tree's absolute path>/`."""
+    tree = hashlib.sha256(os.path.abspath(results_dir).encode()).hexdigest()[:16]
+    return project / ".cache" / "epbench-build" / tree
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns]
+
+
+def _tree_digest(digest: Any, folder: Path, label: str) -> None:
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(f"{label}/{path.relative_to(folder).as_posix()}\0".encode())
+            digest.update(path.read_bytes())
+
+
+def context_digest(project: Path) -> str:
+    """What every entry depends on besides its own file (see the module docstring)."""
+    digest = hashlib.sha256(f"epbench-build-cache {FORMAT} {__version__}\0".encode())
+    for package in ("epcore", "generator"):
+        for path in sorted((_CODE_ROOT / package).rglob("*.py")):
+            digest.update(f"{package}/{path.relative_to(_CODE_ROOT / package)}\0".encode())
+            digest.update(path.read_bytes())
+    _tree_digest(digest, shipped("schemas"), "schemas")
+    _tree_digest(digest, project / "workloads", "workloads")
+    _tree_digest(digest, project / "endpoints", "endpoints")
+    return digest.hexdigest()
+
+
+@dataclass
+class Stamp:
+    """A file's identity now: stat and sha256 of the result and of its journal."""
+
+    stat: list[int] | None
+    sha: str | None = None
+    journal_stat: list[int] | None = None
+    journal_sha: str | None = None
+
+
+@dataclass
+class BuildCache:
+    """Entries of one results tree in one context; `hits`/`misses` count this build's lookups."""
+
+    folder: Path
+    context: str
+    shards: dict[int, dict[str, Any]] = field(default_factory=dict)
+    dirty: set[int] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+    hits: int = 0
+    misses: int = 0
+    _key: bytes = b""
+
+    @classmethod
+    def open(cls, folder: Path, project: Path) -> BuildCache:
+        cache = cls(folder, context_digest(project))
+        folder.mkdir(parents=True, exist_ok=True)
+        cache._key = _key(folder)
+        return cache
+
+    def _shard_of(self, rel: str) -> int:
+        return int(hashlib.sha256(rel.encode()).hexdigest()[:8], 16) % SHARDS
+
+    def _shard(self, number: int) -> dict[str, Any]:
+        if number not in self.shards:
+            self.shards[number] = self._read(number)
+        return self.shards[number]
+
+    def _read(self, number: int) -> dict[str, Any]:
+        path = self.folder / f"shard-{number:02d}.json"
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return {}
+        mac, _, body = raw.partition(b"\n")
+        good = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
+        if not hmac.compare_digest(mac, good):
+            log.warning("build cache: %s does not match its HMAC; ignored", path.name)
+            self.dirty.add(number)
+            return {}
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return {}
+        if not isinstance(data, dict) or data.get("context") != self.context \
+                or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
+            self.dirty.add(number)
+            return {}
+        entries: dict[str, Any] = data["entries"]
+        return entries
+
+    def stamp(self, path: Path, rel: str,
+              stat: list[int] | None = None) -> tuple[Stamp, dict[str, Any] | None]:
+        """The file's stamp and its entry when the entry still describes it (else None);
+        `stat` is the file's [size, mtime_ns] when the caller has it already."""
+        self.seen.add(rel)
+        journal = Path(os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX)
+        journal_stat = _stat(journal)
+        now = Stamp(stat or _stat(path), journal_stat=journal_stat)
+        entry = self._shard(self._shard_of(rel)).get(rel)
+        if isinstance(entry, dict) and now.stat is not None and entry.get("stat") == now.stat \
+                and entry.get("journal_stat") == now.journal_stat:
+            self.hits += 1
+            return now, entry
+        if now.stat is not None:
+            now.sha = sha256_file(path)
+            if now.journal_stat is not None:
+                now.journal_sha = sha256_file(journal)
+        if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
+                and entry.get("journal_sha") == now.journal_sha:
+            entry["stat"], entry["journal_stat"] = now.stat, now.journal_stat
+            self.dirty.add(self._shard_of(rel))  # touched, not changed: only the stat moves
+            self.hits += 1
+            return now, entry
+        self.misses += 1
+        return now, None
+
+    def store(self, rel: str, stamp: Stamp, kind: str | None, findings: list[Finding],
+              run_id: str | None, identity: dict[str, Any], rows: Any) -> None:
+        """Keep one checked file's outcome (not when a finding depends on the clock)."""
+        if stamp.sha is None or any(f.check in _CLOCK_CHECKS for f in findings):
+            return
+        entry = {
+            "stat": stamp.stat, "sha": stamp.sha,
+            "journal_stat": stamp.journal_stat, "journal_sha": stamp.journal_sha,
+            "kind": kind, "run_id": run_id, "identity": identity, "rows": rows,
+            "findings": [[f.file, f.pointer, f.check, f.severity, f.message, f.fix, f.extra]
+                         for f in findings],
+        }
+        try:
+            json.dumps(entry, allow_nan=False)
+        except (TypeError, ValueError):
+            return  # something that JSON cannot carry exactly: checked again next time
+        number = self._shard_of(rel)
+        self._shard(number)[rel] = entry
+        self.dirty.add(number)
+
+    def save(self) -> None:
+        """Write the shards that changed, and drop entries of files that are gone."""
+        for number in range(SHARDS):
+            shard = self._shard(number) if (self.folder / f"shard-{number:02d}.json").exists() \
+                or number in self.shards else {}
+            gone = [rel for rel in shard if rel not in self.seen]
+            for rel in gone:
+                del shard[rel]
+            if gone:
+                self.dirty.add(number)
+        for number in sorted(self.dirty):
+            body = json.dumps({"format": FORMAT, "context": self.context,
+                               "entries": self.shards.get(number, {})},
+                              ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False).encode()
+            mac = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
+            path = self.folder / f"shard-{number:02d}.json"
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(mac + b"\n" + body)
+            tmp.replace(path)
+        self.dirty.clear()
+
+
+def findings_of(entry: dict[str, Any]) -> list[Finding]:
+    return [Finding(str(f[0]), str(f[1]), str(f[2]), f[3], str(f[4]), str(f[5]), dict(f[6]))
+            for f in entry["findings"]]
+
+
+def _key(folder: Path) -> bytes:
+    path = folder / "key"
+    try:
+        key = path.read_bytes()
+        if len(key) == 32:
+            return key
+    except OSError:
+        pass
+    key = secrets.token_bytes(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(key)
+    return key

@@ -1,0 +1,178 @@
+"""The incremental build: a second build reads no unchanged result, picks up a changed, an added
+and a removed one, ignores a tampered cache or one from another epbench version, and renders
+only the result pages whose inputs changed."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import generator.build_cache as build_cache
+import generator.validate as validate
+from generator.build_cache import default_folder
+from generator.cached_checks import cached_tables
+from generator.site import build_site
+from generator.tables import TABLE_NAMES, Tables, build_tables
+from tests.browser.site_data import ENDPOINTS, make_project, result_path, serving_result
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "p", generated=20)
+
+
+class Reads:
+    """Counts the result files the validator checks and the files the cache hashes."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.checked: list[str] = []
+        self.hashed: list[str] = []
+        check, sha = validate.check_file, build_cache.sha256_file
+
+        def counting_check(path: Path, *args: object, **kwargs: object) -> validate.Checked:
+            self.checked.append(Path(path).name)
+            return check(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        def counting_sha(path: Path) -> str:
+            self.hashed.append(Path(path).name)
+            return sha(path)
+
+        monkeypatch.setattr(validate, "check_file", counting_check)
+        monkeypatch.setattr(build_cache, "sha256_file", counting_sha)
+
+    def clear(self) -> None:
+        self.checked.clear()
+        self.hashed.clear()
+
+
+def assert_same_tables(a: Tables, b: Tables) -> None:
+    for name in TABLE_NAMES:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+    assert sorted(f.line() for f in a.report.findings) == \
+        sorted(f.line() for f in b.report.findings)
+
+
+def cached(project: Path) -> Tables:
+    results = project / "results"
+    return cached_tables(results, project, default_folder(project, results))
+
+
+def test_a_second_build_reads_no_unchanged_result_and_gives_the_same_tables(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    first = cached(project)
+    assert len(reads.checked) > 20
+    reads.clear()
+    second = cached(project)
+    assert reads.checked == [] and reads.hashed == []
+    assert_same_tables(second, build_tables(project / "results", project))
+    assert_same_tables(second, first)
+
+
+def test_a_changed_an_added_and_a_removed_result_are_picked_up(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    cached(project)
+    results = project / "results"
+    files = sorted(p for p in results.rglob("*.json") if "alice" in p.parts)
+    changed, removed = files[0], files[1]
+    doc = json.loads(changed.read_text())
+    doc["submitter"]["relationship"] = "customer"
+    changed.write_text(json.dumps(doc))
+    removed_id = json.loads(removed.read_text())["run_id"]
+    removed.unlink()
+    new = serving_result(9001, ENDPOINTS[0], date(2026, 10, 1), "eu-west", "alice",
+                         random.Random(9001))
+    added = result_path(results, new)
+    added.parent.mkdir(parents=True, exist_ok=True)
+    added.write_text(json.dumps(new))
+    reads.clear()
+    tables = cached(project)
+    assert sorted(reads.checked) == sorted([changed.name, added.name])
+    assert_same_tables(tables, build_tables(results, project))
+    assert new["run_id"] in set(tables.runs["run_id"])
+    assert removed_id not in set(tables.runs["run_id"])
+    row = tables.runs.set_index("run_id").loc[doc["run_id"]]
+    assert row["submitter_relationship"] == "customer"
+
+
+def test_a_touched_but_unchanged_result_is_hashed_not_checked(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    cached(project)
+    path = next((project / "results").rglob("*.json"))
+    path.write_bytes(path.read_bytes())  # same bytes, new mtime
+    reads.clear()
+    cached(project)
+    assert reads.checked == [] and reads.hashed == [path.name]
+
+
+def test_a_tampered_cache_shard_is_ignored(project: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    cached(project)
+    folder = default_folder(project, project / "results")
+    shard = max(folder.glob("shard-*.json"), key=lambda p: p.stat().st_size)
+    mac, body = shard.read_bytes().split(b"\n", 1)
+    data = json.loads(body)
+    entry = next(e for e in data["entries"].values() if e["rows"] and e["rows"][0])
+    entry["findings"] = []  # a rejected file would now pass, and its numbers change
+    entry["rows"][0][0][0] = "forged-run-id"
+    shard.write_bytes(mac + b"\n" + json.dumps(data).encode())
+    reads.clear()
+    tables = cached(project)
+    assert len(reads.checked) == len(data["entries"])
+    assert "forged-run-id" not in set(tables.runs["run_id"])
+    assert_same_tables(tables, build_tables(project / "results", project))
+
+
+def test_a_cache_from_another_epbench_version_is_ignored(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    first = cached(project)
+    count = len(reads.checked)
+    monkeypatch.setattr(build_cache, "__version__", "0.0.0-other")
+    reads.clear()
+    assert_same_tables(cached(project), first)
+    assert len(reads.checked) == count
+
+
+def test_an_edited_endpoint_file_invalidates_the_cache(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    cached(project)
+    count = len(reads.checked)
+    endpoint = next((project / "endpoints").glob("*.yaml"))
+    endpoint.write_text(endpoint.read_text() + "\n# edited\n")
+    reads.clear()
+    cached(project)
+    assert len(reads.checked) == count
+
+
+def test_only_result_pages_whose_inputs_changed_are_rendered_again(project: Path,
+                                                                    tmp_path: Path) -> None:
+    results, out = project / "results", tmp_path / "_site"
+    build_site(results, out, project, "")
+    pages = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
+    assert len(pages) > 20
+    files = sorted(p for p in results.rglob("*.json") if "alice" in p.parts)
+    changed, removed = files[0], files[1]
+    doc = json.loads(changed.read_text())
+    doc["submitter"]["relationship"] = "customer"
+    changed.write_text(json.dumps(doc))
+    removed_id = json.loads(removed.read_text())["run_id"]
+    removed.unlink()
+    build_site(results, out, project, "")
+    after = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
+    assert removed_id not in after
+    assert not (out / "results" / removed.relative_to(results)).exists()
+    assert after[doc["run_id"]] != pages[doc["run_id"]]
+    assert "customer" in (out / "runs" / doc["run_id"] / "index.html").read_text()
+    same = [r for r in after if r != doc["run_id"]]
+    assert same and all(after[r] == pages[r] for r in same)
+    assert (out / "index.html").is_file() and (out / "data" / "view" / "runs.json").is_file()
