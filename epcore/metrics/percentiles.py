@@ -53,22 +53,38 @@ def bootstrap_ci(
     values: Sequence[float] | np.ndarray, q: float, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> tuple[float, float] | None:
     """The seeded bootstrap 95% interval of the q-th percentile, or None for n < 2."""
+    return bootstrap_cis(values, (q,), seed, resamples)[q]
+
+
+def bootstrap_cis(
+    values: Sequence[float] | np.ndarray, qs: Sequence[float], seed: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> dict[float, tuple[float, float] | None]:
+    """`bootstrap_ci` for several percentiles from one set of resamples.
+
+    Each percentile's interval is exactly what `bootstrap_ci(values, q, seed)` alone gives
+    (the same seed draws the same resamples); drawing and gathering them once is what makes
+    recomputing a result's intervals in `epbench validate` affordable.
+    """
     arr = np.asarray(values, dtype=float)
     n = arr.size
     if n < 2:
-        return None
+        return {q: None for q in qs}
     resamples = max(100, min(resamples, _BOOTSTRAP_BUDGET // n))
     rng = np.random.default_rng(seed)
-    stats = np.empty(resamples)
+    stats = np.empty((len(qs), resamples))
     batch = max(1, min(resamples, 1_000_000 // n))
     done = 0
     while done < resamples:
         k = min(batch, resamples - done)
         idx = rng.integers(0, n, size=(k, n))
-        stats[done : done + k] = np.percentile(arr[idx], q, axis=1)
+        stats[:, done : done + k] = np.percentile(arr[idx], list(qs), axis=1)
         done += k
-    low, high = np.percentile(stats, [2.5, 97.5])
-    return (round(float(low), 6), round(float(high), 6))
+    out: dict[float, tuple[float, float] | None] = {}
+    for q, row in zip(qs, stats, strict=True):
+        low, high = np.percentile(row, [2.5, 97.5])
+        out[q] = (round(float(low), 6), round(float(high), 6))
+    return out
 
 
 def summarize(
@@ -93,8 +109,9 @@ def summarize(
     out["n"] = n
     if seed is not None and n >= 2:
         ci: dict[str, list[float]] = {}
+        intervals = bootstrap_cis(arr, (50.0, 90.0), seed)
         for name, q in (("p50", 50.0), ("p90", 90.0)):
-            interval = bootstrap_ci(arr, q, seed)
+            interval = intervals[q]
             if interval is not None:
                 ci[name] = list(interval)
         out["ci95"] = ci
