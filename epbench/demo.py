@@ -20,6 +20,7 @@ import click
 from epcore.documents import load_document
 from epcore.errors import RunError
 from epcore.paths import data_dir, project_dir, resolve_endpoint, resolve_workload
+from runner.report import fmt
 
 DEMO_SUBMITTER = "demo"
 SERVING_WORKLOAD = "chat-short"
@@ -29,14 +30,6 @@ NATIVE_RUNS = (("emulator-messages", "parallel-stock-quotes"),
                ("emulator-responses", "retail-refund"))
 
 
-def _fmt(value: Any, digits: int = 1) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
 def _print_serving(result: dict[str, Any]) -> None:
     click.echo(f"\nServing sweep '{result['workload']['id']}' on {result['endpoint']['api']} "
                f"(run {result['run_id']}):")
@@ -44,11 +37,11 @@ def _print_serving(result: dict[str, Any]) -> None:
                f"{'ttfa p90 ms':>11} {'reasoning':>9} {'ok':>4} {'failed':>6}")
     for point in result["points"]:
         click.echo(
-            f"  {_fmt(point.get('concurrency', point.get('rate'))):>11} "
-            f"{_fmt(point['system_tps']):>10} {_fmt(point['tps_per_user']):>9} "
-            f"{_fmt(point['ttft_ms']['p90']):>11} "
-            f"{_fmt((point.get('ttfa_ms') or {}).get('p90')):>11} "
-            f"{_fmt(point['tokens'].get('reasoning')):>9} {point['requests']['completed']:>4} "
+            f"  {fmt(point.get('concurrency', point.get('rate'))):>11} "
+            f"{fmt(point['system_tps']):>10} {fmt(point['tps_per_user']):>9} "
+            f"{fmt(point['ttft_ms']['p90']):>11} "
+            f"{fmt((point.get('ttfa_ms') or {}).get('p90')):>11} "
+            f"{fmt(point['tokens'].get('reasoning')):>9} {point['requests']['completed']:>4} "
             f"{point['requests']['failed']:>6}"
         )
     frontier = ", ".join(
@@ -68,7 +61,7 @@ def _print_agentic(result: dict[str, Any]) -> None:
         f"success {rate['value']:.0%} "
         f"(95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%}, n={rate['n']}), "
         f"calls ok {calls['ok']}, invalid {bad}, "
-        f"decision p90 {_fmt(agentic['decision_ms']['p90'])} ms"
+        f"decision p90 {fmt(agentic['decision_ms']['p90'])} ms"
     )
 
 

@@ -127,7 +127,8 @@ def shortfalls(result: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _fmt(value: Any, digits: int = 1) -> str:
+def fmt(value: Any, digits: int = 1) -> str:
+    """A figure for a terminal table: '-' for none, `digits` decimals for a float."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -147,11 +148,11 @@ def render(summary: dict[str, Any]) -> str:
             rows.append((
                 p["point"], str(p["ok"]),
                 str(p["failed"]) + "".join(f" {k}:{v}" for k, v in p["failed_by_class"].items()),
-                f"{_fmt(p['ttft_p50_ms'])}/{_fmt(p['ttft_p90_ms'])}",
-                f"{_fmt(p['tpot_p50_ms'], 2)}/{_fmt(p['tpot_p90_ms'], 2)}",
-                _fmt(p["system_tps"]), _fmt(p["tps_per_user"]), _fmt(p["goodput_rps"], 2),
-                f"{_fmt(p['input_tokens_actual_median'], 0)}/"
-                f"{_fmt(p['input_tokens_requested_median'], 0)}"
+                f"{fmt(p['ttft_p50_ms'])}/{fmt(p['ttft_p90_ms'])}",
+                f"{fmt(p['tpot_p50_ms'], 2)}/{fmt(p['tpot_p90_ms'], 2)}",
+                fmt(p["system_tps"]), fmt(p["tps_per_user"]), fmt(p["goodput_rps"], 2),
+                f"{fmt(p['input_tokens_actual_median'], 0)}/"
+                f"{fmt(p['input_tokens_requested_median'], 0)}"
                 + (f" ({ratio:.2f})" if ratio is not None else f" ({p['input_tokens_source']})"),
             ))
         lines += _table(rows)
@@ -162,8 +163,8 @@ def render(summary: dict[str, Any]) -> str:
         for t in summary["tasks"]:
             n = t["trials"]
             task_rows.append((
-                t["task"], f"{t['successes']}/{n}", _fmt(t["pass_1"], 2),
-                _fmt(t.get(f"pass_{n}"), 2),
+                t["task"], f"{t['successes']}/{n}", fmt(t["pass_1"], 2),
+                fmt(t.get(f"pass_{n}"), 2),
                 ", ".join(f"{k} {v}" for k, v in sorted(t["results"].items())),
                 ", ".join(f"{k} {v}" for k, v in sorted(t["calls"].items()) if v) or "-",
                 ", ".join(f"{tag} {c['requests']} req {c['seconds']:.2f} s"

@@ -86,7 +86,7 @@ def test_a_changed_an_added_and_a_removed_result_are_picked_up(
     changed.write_text(json.dumps(doc))
     removed_id = json.loads(removed.read_text())["run_id"]
     removed.unlink()
-    removed.with_suffix(".events.jsonl.gz").unlink(missing_ok=True)  # a result goes with its journal
+    removed.with_suffix(".events.jsonl.gz").unlink(missing_ok=True)  # and its journal
     new = serving_result(9001, ENDPOINTS[0], date(2026, 10, 1), "eu-west", "alice",
                          random.Random(9001))
     added = result_path(results, new)
@@ -170,7 +170,7 @@ def test_only_result_pages_whose_inputs_changed_are_rendered_again(project: Path
     changed.write_text(json.dumps(doc))
     removed_id = json.loads(removed.read_text())["run_id"]
     removed.unlink()
-    removed.with_suffix(".events.jsonl.gz").unlink(missing_ok=True)  # a result goes with its journal
+    removed.with_suffix(".events.jsonl.gz").unlink(missing_ok=True)  # and its journal
     build_site(results, out, project, "")
     after = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
     assert removed_id not in after
