@@ -76,7 +76,9 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
         raise click.UsageError("give --workload (and --endpoint), or --resume RUN_DIR")
     if resume is None and endpoint is None:
         endpoint = "emulator"
-    mode = "off" if no_progress else "bar" if sys.stderr.isatty() else "lines"
+    from runner.progress import auto_mode
+
+    mode = "off" if no_progress else auto_mode()
     results = run_command(
         endpoint=resolve_endpoint(endpoint) if endpoint else None,
         workload=resolve_workload(workload) if workload else None,

@@ -10,7 +10,6 @@ the one place that calls both the runner (`workloads`) and the generator.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import click
 from epcore.documents import load_document
 from epcore.errors import RunError
 from epcore.paths import data_dir, project_dir, resolve_endpoint, resolve_workload
+from runner.progress import auto_mode
 from runner.report import fmt
 
 DEMO_SUBMITTER = "demo"
@@ -82,12 +82,12 @@ def run_demo(out: Path, quick: bool = True) -> Path:
                "then the agentic suite ...")
     serving = run_command(
         endpoint=endpoint, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
-        resume=None, quick=quick, client_region="local", shard=None, progress=sys.stderr.isatty(),
+        resume=None, quick=quick, client_region="local", shard=None, progress=auto_mode(),
     )
     agentic_dir = data_dir("workloads") / "agentic"
     agentic = run_command(
         endpoint=endpoint, workload=agentic_dir, out=runs_dir, resume=None, quick=quick,
-        client_region="local", shard=None, progress=sys.stderr.isatty(),
+        client_region="local", shard=None, progress=auto_mode(),
     )
     for endpoint_id, agentic_id in NATIVE_RUNS:
         native = resolve_endpoint(endpoint_id)
@@ -96,11 +96,11 @@ def run_demo(out: Path, quick: bool = True) -> Path:
         serving += run_command(
             endpoint=native, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
             resume=None, quick=quick, client_region="local", shard=None,
-            progress=sys.stderr.isatty(),
+            progress=auto_mode(),
         )
         agentic += run_command(
             endpoint=native, workload=resolve_workload(agentic_id), out=runs_dir, resume=None,
-            quick=quick, client_region="local", shard=None, progress=sys.stderr.isatty(),
+            quick=quick, client_region="local", shard=None, progress=auto_mode(),
         )
 
     submitted: list[Path] = []

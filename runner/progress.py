@@ -21,6 +21,11 @@ LONG_POINT = 50
 LINE_EVERY_S = 2.0  # a 10% line only when the last line is this old: fast points stay quiet
 
 
+def auto_mode(stream: Any = None) -> str:
+    """"bar" on a terminal, "lines" without one: the default of `epbench run` and the demo."""
+    return "bar" if (stream or sys.stderr).isatty() else "lines"
+
+
 def progress_mode(value: bool | str) -> str:
     if value is True:
         return "bar"
