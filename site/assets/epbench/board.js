@@ -49,24 +49,10 @@
   var fmt = S.fmt;
 
   // ---------------------------------------------------------------- data
-  function toObjects(view) {
-    var cols = view.columns;
-    return view.rows.map(function (values) {
-      var row = {};
-      for (var i = 0; i < cols.length; i++) { row[cols[i]] = values[i]; }
-      return row;
-    });
-  }
-
   function load() {
     var names = Object.keys(config.sources);
     return Promise.all(names.map(function (name) {
-      return fetch(config.sources[name], { credentials: 'same-origin' })
-        .then(function (resp) {
-          if (!resp.ok) { throw new Error('cannot load ' + config.sources[name]); }
-          return resp.json();
-        })
-        .then(function (view) { tables[name] = toObjects(view); });
+      return S.fetchView(config.sources[name]).then(function (rows) { tables[name] = rows; });
     }));
   }
 
@@ -89,10 +75,7 @@
 
   function loadSeries(wanted) {
     return Promise.all(wanted.map(function (s) {
-      return fetch(s.url, { credentials: 'same-origin' }).then(function (resp) {
-        if (!resp.ok) { throw new Error('cannot load ' + s.url); }
-        return resp.json();
-      }).then(function (view) { return toObjects(view); });
+      return S.fetchView(s.url);
     })).then(function (lists) {
       var name = config.series.source;
       var drop = new Set(wanted.map(function (s) { return s.key; }));

@@ -31,21 +31,7 @@
   var renders = 0;
 
   // ---------------------------------------------------------------- data
-  function toObjects(view) {
-    var cols = view.columns;
-    return view.rows.map(function (values) {
-      var row = {};
-      for (var i = 0; i < cols.length; i++) { row[cols[i]] = values[i]; }
-      return row;
-    });
-  }
-
-  function fetchView(url) {
-    return fetch(url, { credentials: 'same-origin' }).then(function (resp) {
-      if (!resp.ok) { throw new Error('cannot load ' + url); }
-      return resp.json();
-    }).then(toObjects);
-  }
+  var fetchView = S.fetchView;
 
   // ---------------------------------------------------------------- state <-> URL
   var PARAMS = ['workload', 'target', 'value', 'emulated'].concat(compareMode ? ['endpoints'] : []);

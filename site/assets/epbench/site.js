@@ -163,7 +163,26 @@
       : 'not rankable'];
   }
 
+  // A compact view file ({columns, rows}) as one object per row.
+  function toObjects(view) {
+    var cols = view.columns;
+    return view.rows.map(function (values) {
+      var row = {};
+      for (var i = 0; i < cols.length; i++) { row[cols[i]] = values[i]; }
+      return row;
+    });
+  }
+
+  // Fetch a view file from this site and return its rows (rejects with the file's name).
+  function fetchView(url) {
+    return fetch(url, { credentials: 'same-origin' }).then(function (resp) {
+      if (!resp.ok) { throw new Error('cannot load ' + url); }
+      return resp.json();
+    }).then(toObjects);
+  }
+
   window.epbSite = {
+    fetchView: fetchView,
     unrankedReasons: unrankedReasons,
     el: el,
     fmt: fmt,
