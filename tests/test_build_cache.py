@@ -8,6 +8,7 @@ import json
 import random
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -74,11 +75,9 @@ def test_a_second_build_reads_no_unchanged_result_and_gives_the_same_tables(
     assert_same_tables(second, first)
 
 
-def test_a_changed_an_added_and_a_removed_result_are_picked_up(
-        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    reads = Reads(monkeypatch)
-    cached(project)
-    results = project / "results"
+def change_one_remove_one(results: Path) -> tuple[Path, dict[str, Any], Path, str]:
+    """Edit one of alice's results (relationship: customer) and delete another with its
+    journal: (changed file, its new document, removed file, removed run id)."""
     files = sorted(p for p in results.rglob("*.json") if "alice" in p.parts)
     changed, removed = files[0], files[1]
     doc = json.loads(changed.read_text())
@@ -87,6 +86,15 @@ def test_a_changed_an_added_and_a_removed_result_are_picked_up(
     removed_id = json.loads(removed.read_text())["run_id"]
     removed.unlink()
     removed.with_suffix(".events.jsonl.gz").unlink(missing_ok=True)  # and its journal
+    return changed, doc, removed, removed_id
+
+
+def test_a_changed_an_added_and_a_removed_result_are_picked_up(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+    cached(project)
+    results = project / "results"
+    changed, doc, _removed, removed_id = change_one_remove_one(results)
     new = serving_result(9001, ENDPOINTS[0], date(2026, 10, 1), "eu-west", "alice",
                          random.Random(9001))
     added = result_path(results, new)
@@ -163,14 +171,7 @@ def test_only_result_pages_whose_inputs_changed_are_rendered_again(project: Path
     build_site(results, out, project, "")
     pages = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
     assert len(pages) > 20
-    files = sorted(p for p in results.rglob("*.json") if "alice" in p.parts)
-    changed, removed = files[0], files[1]
-    doc = json.loads(changed.read_text())
-    doc["submitter"]["relationship"] = "customer"
-    changed.write_text(json.dumps(doc))
-    removed_id = json.loads(removed.read_text())["run_id"]
-    removed.unlink()
-    removed.with_suffix(".events.jsonl.gz").unlink(missing_ok=True)  # and its journal
+    _changed, doc, removed, removed_id = change_one_remove_one(results)
     build_site(results, out, project, "")
     after = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
     assert removed_id not in after
