@@ -59,8 +59,8 @@ def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
     in this process, incremental with its build cache in `cache`): the tables (validation and
     aggregation), then the site itself."""
     from generator.cached_checks import cached_tables
+    from generator.downloads import write_tables
     from generator.site import build_site_from_tables
-    from generator.tables import write_tables
 
     start = time.perf_counter()
     tables = cached_tables(results, ROOT, cache)

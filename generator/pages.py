@@ -12,6 +12,7 @@ from markupsafe import Markup
 from epcore.paths import data_dir, schemas_dir
 from generator import buyer, docs_gen
 from generator.boards import BOARDS, board_config
+from generator.downloads import parts as download_parts
 from generator.entity_pages import write_entity_pages
 from generator.latest import latest_views
 from generator.plain_json import records
@@ -38,6 +39,7 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
     """Render every generated page into `docs`; return the mkdocs navigation."""
     _write(docs / "index.md", render("home.md.j2", **home_context(tables)))
     _write(docs / "compare.md", render("compare.md.j2", **compare_context(tables)))
+    dated = download_parts(tables)
     for name, spec in BOARDS.items():
         extra = ""
         if name == "cost":
@@ -56,7 +58,7 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
             page=name,
             root="../",
             extra_html=extra,
-            downloads=[{"name": t, "label": t} for t in spec["downloads"]],
+            downloads=[{"name": t, "label": t, "parts": dated.get(t)} for t in spec["downloads"]],
             board=board_config(name, spec, "../", tables.runs if spec["source"] == "history"
                                else getattr(tables, spec["source"])),
         )

@@ -108,7 +108,8 @@ def apply_gate(
         if frame is not None:
             _unrank(frame, below)
     categories = _bfcl_by_endpoint(agentic)
-    for index in runs.index:
+    touched = runs["endpoint_id"].astype(str).isin(set(categories) | set(worst))
+    for index in runs.index[touched.to_numpy()]:
         endpoint = str(runs.at[index, "endpoint_id"])
         if endpoint in categories:
             runs.at[index, "bfcl"] = categories[endpoint]
@@ -124,9 +125,9 @@ def _unrank(frame: pd.DataFrame, endpoints: set[str]) -> None:
     """Rows of these endpoints: rankable false, the gate's reason in unranked_reasons."""
     if "unranked_reasons" not in frame.columns:
         frame["unranked_reasons"] = [[] for _ in range(len(frame))]
-    for index in frame.index:
-        if str(frame.at[index, "endpoint_id"]) not in endpoints:
-            continue
+    if not endpoints:
+        return
+    for index in frame.index[frame["endpoint_id"].astype(str).isin(endpoints).to_numpy()]:
         frame.at[index, "rankable"] = False
         reasons = list(frame.at[index, "unranked_reasons"] or [])
         if REASON not in reasons:

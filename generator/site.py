@@ -2,7 +2,8 @@
 
 The flow, in order:
 
-1. tables (`generator.tables`) from every valid result, written to `data/` as JSON and CSV;
+1. tables (`generator.tables`) from every valid result, written to `data/` as JSON and CSV in
+   daily parts with an index (`generator.downloads`), only the parts that changed;
 2. Markdown pages (`generator.pages`) rendered with Jinja (autoescaped) into a temporary
    mkdocs docs folder, and one *shell* page;
 3. `mkdocs build --strict` with mkdocs-material;
@@ -50,7 +51,8 @@ def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
     results gave, and result pages whose inputs did not change are not rendered again."""
     from generator.build_cache import default_folder
     from generator.cached_checks import cached_tables
-    from generator.tables import build_tables, write_tables
+    from generator.downloads import write_tables
+    from generator.tables import build_tables
 
     cache_dir = default_folder(project, results_dir) if incremental else None
     with _timed("tables (validation and rows)"):
@@ -62,12 +64,13 @@ def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
 
 def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
                            base_url: str,
-                           write: Callable[[Any, Path], list[Path]] | None = None,
+                           write: Callable[..., list[Path]] | None = None,
                            cache_dir: Path | None = None) -> Path:
     """The site from already-built tables (tests hand in small ones). mkdocs builds into a
     folder beside `out_dir`; its pages then replace everything in `out_dir` but the result
-    pages (`runs/`) and raw results (`results/`), which are rendered only where they changed
-    (all of them without `cache_dir`)."""
+    pages (`runs/`), raw results (`results/`) and downloads (`data/`), which are written only
+    where they changed (all of them without `cache_dir`). `write` is
+    `generator.downloads.write_tables` (None: no downloads, for tests)."""
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = site_sources_dir()
@@ -84,7 +87,7 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
                        if cache_dir is not None else None for r in rows]
             standing = manifest.standing(rows, digests, out_dir)
             if cache_dir is None:
-                for name in ("runs", "results"):
+                for name in _KEPT:
                     shutil.rmtree(out_dir / name, ignore_errors=True)
             todo = [r for r in rows if str(r["run_id"]) not in standing]
             pages = ResultPages(todo, results_dir, out_dir, Path(tmp) / "shell")
@@ -108,7 +111,7 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
             data = out_dir / "data"
             with _timed("tables to data/"):
                 if write is not None:
-                    write(tables, data)
+                    write(tables, data, cache_dir=cache_dir, context=context)
                 _write_views(tables, data / "view")
             with _timed(f"result pages (rest; {len(todo)} rendered, {len(standing)} kept)"):
                 pages.wait()
@@ -129,11 +132,12 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     return out_dir
 
 
-_KEPT = ("runs", "results")
+_KEPT = ("runs", "results", "data")
 
 
 def _install(built: Path, out_dir: Path) -> None:
-    """Replace everything in out_dir but result pages and raw results by mkdocs' output."""
+    """Replace everything in out_dir but result pages, raw results and downloads by mkdocs'
+    output."""
     for entry in out_dir.iterdir():
         if entry.name in _KEPT and entry.is_dir() and not entry.is_symlink():
             continue
@@ -211,6 +215,7 @@ class _Collect(logging.Handler):
 
 
 def _write_views(tables: Any, folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)  # a series gone since the last build goes too
     (folder / "history").mkdir(parents=True, exist_ok=True)
     views = board_views(tables)
     for name, frame in views.items():

@@ -1,6 +1,7 @@
 """Aggregation: every valid result into tidy pandas tables, written as JSON and CSV.
 
-The tables are the site's data and the public download; docs/tables.md lists every column.
+The tables are the site's data and the public download (generator.downloads writes them);
+docs/tables.md lists every column.
 Rejected files never reach them (the validation report says why); a point rejected by a
 `reject-point` finding is dropped from its result; flagged rows carry their check ids in
 `flags`. Costs come from generator.cost, on the price card pinned in the result ("at run
@@ -9,14 +10,12 @@ time") and on the card in the current endpoints/<id>.yaml ("today").
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from epcore.documents import DocumentError, load_document
@@ -29,7 +28,6 @@ from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.checks.workload_sha import WorkloadIndex
 from generator.disclosure import disclosure
-from generator.plain_json import plain_rows
 from generator.report import Report, status_for
 from generator.validate import Checked, Reuse, validate_documents
 
@@ -483,61 +481,5 @@ def build_tables(results_dir: Path, project: Path, reuse: Reuse | None = None) -
     return tables_from_checked(checked, report, results_dir, project)
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_cell(value: Any, column: str = "") -> Any:
-    """Lists and dicts as JSON text (`unranked_reasons` as "a; b"); text that a spreadsheet
-    would run as a formula is prefixed with a quote (CSV injection)."""
-    if column == "unranked_reasons" and isinstance(value, list):
-        value = "; ".join(str(v) for v in value)
-    if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
-def _csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table as its CSV download shows it (what `_csv_cell` does to each cell, column by
-    column: lists and dicts as JSON, formula-like text quoted, infinities empty)."""
-    flat = frame.copy()
-    for column in flat.columns:
-        series = flat[column]
-        if pd.api.types.is_float_dtype(series.dtype):
-            if bool(np.isinf(series.to_numpy()).any()):
-                flat[column] = series.where(~np.isinf(series.to_numpy()), np.nan)
-            continue
-        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
-            continue
-        values = series.to_numpy(dtype=object)
-        if any(isinstance(v, (list, dict, float)) for v in values):
-            # containers (and odd floats): cell by cell
-            flat[column] = series.map(lambda v, c=column: _csv_cell(v, c))
-            continue
-        risky = series.str.startswith(_FORMULA_START, na=False).to_numpy(dtype=bool)
-        if risky.any():
-            flat[column] = series.where(~risky, "'" + series.astype(str))
-    return flat
-
-
-def write_tables(tables: Tables, out_dir: Path) -> list[Path]:
-    """Write `<name>.json` (records, NaN -> null) and `<name>.csv` for each table."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in TABLE_NAMES:
-        frame: pd.DataFrame = getattr(tables, name)
-        values = plain_rows(frame)
-        columns = [str(c) for c in frame.columns]
-        rows = [dict(zip(columns, row, strict=True)) for row in values]
-        path = out_dir / f"{name}.json"
-        path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
-                        encoding="utf-8")
-        written.append(path)
-        _csv_frame(frame).to_csv(out_dir / f"{name}.csv", index=False)
-        written.append(out_dir / f"{name}.csv")
-    return written
-
-
 __all__ = ["AGENTIC_COLUMNS", "ENDPOINT_COLUMNS", "HISTORY_COLUMNS", "POINT_COLUMNS",
-           "RUN_COLUMNS", "Tables", "build_tables", "write_tables"]
+           "RUN_COLUMNS", "Tables", "build_tables"]

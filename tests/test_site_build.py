@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.downloads import read_csv, read_table
 from generator.site import build_site
 from tests.browser.site_data import make_project
 
@@ -37,7 +38,7 @@ def _html_pages(site: Path) -> list[Path]:
 def test_build_writes_every_page_and_one_page_per_result(site: Path) -> None:
     for page in PAGES:
         assert (site / page).is_file(), page
-    runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
+    runs = read_table(site / "data", "runs")
     assert len(runs) == 4 + 6 + 1
     for row in runs:
         page = site / row["page"] / "index.html"
@@ -113,7 +114,7 @@ def test_board_configuration_is_json_that_cannot_close_its_script(site: Path) ->
 
 
 def test_data_views_are_compact_and_match_the_tables(site: Path) -> None:
-    runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
+    runs = read_table(site / "data", "runs")
     history = json.loads((site / "data" / "view" / "history.json").read_text(encoding="utf-8"))
     index = history["columns"].index("run_id")
     assert sorted(r[index] for r in history["rows"]) == sorted(r["run_id"] for r in runs)
@@ -127,7 +128,7 @@ def test_data_views_are_compact_and_match_the_tables(site: Path) -> None:
             latest[key] = run
     index = view["columns"].index("run_id")
     assert sorted(r[index] for r in view["rows"]) == sorted(r["run_id"] for r in latest.values())
-    assert (site / "data" / "runs.csv").is_file()
+    assert len(read_csv(site / "data", "runs")) == len(runs)
 
 
 def test_every_column_definition_links_to_a_section_of_the_methodology_page(site: Path) -> None:

@@ -3,7 +3,6 @@ the imported MLPerf fixture with its Pareto points, and plain JSON/CSV on disk."
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
@@ -12,8 +11,9 @@ from pathlib import Path
 import pytest
 from test_validate_results import AGENTIC, EMULATED, SELF_HOSTED, SERVICED, load, make_project, save
 
+from generator.downloads import read_csv, read_table, write_tables
 from generator.importers import import_results
-from generator.tables import build_tables, write_tables
+from generator.tables import build_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES_DOC = ROOT / "docs" / "tables.md"
@@ -163,18 +163,24 @@ def test_the_imported_mlperf_fixture_appears_with_its_pareto_points(project: Pat
 def test_write_tables_writes_plain_json_and_csv(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "data"
     written = write_tables(build_tables(project / "results", project), out)
-    assert sorted(p.name for p in written) == sorted(
-        f"{n}.{ext}" for n in ("runs", "points", "agentic", "endpoints", "history")
-        for ext in ("json", "csv"))
-    text = (out / "runs.json").read_text()
-    assert "NaN" not in text and "Infinity" not in text
-    rows = json.loads(text)
-    assert len(rows) == 4
+    index = json.loads((out / "index.json").read_text())
+    assert sorted(index["tables"]) == ["agentic", "endpoints", "history", "points", "runs"]
+    dated = [part["json"] for name in ("runs", "points", "agentic", "history")
+             for part in index["tables"][name]["parts"]]
+    assert dated and all(re.fullmatch(r"(runs|points|agentic|history)/\d{4}-\d\d-\d\d\.json", p)
+                         for p in dated)
+    assert sorted(p.relative_to(out).as_posix() for p in written) == sorted(
+        [*dated, *(p.removesuffix(".json") + ".csv" for p in dated), "index.json",
+         "endpoints.json", "endpoints.csv"])
+    for name in ("runs", "points"):
+        text = "".join((out / part["json"]).read_text() for part in index["tables"][name]["parts"])
+        assert "NaN" not in text and "Infinity" not in text
+    rows = read_table(out, "runs")
+    assert len(rows) == 4 and index["tables"]["runs"]["rows"] == 4
     hosted = next(r for r in rows if r["run_id"] == "b2c3d4e5-selfhost-0001")
     assert hosted["usd_per_mtok_output_today"] == pytest.approx(5.0)
     assert hosted["flags"] == []
-    with (out / "points.csv").open() as handle:
-        assert len(list(csv.DictReader(handle))) == 5
+    assert len(read_csv(out, "points")) == 5
     endpoints = json.loads((out / "endpoints.json").read_text())
     assert [e["endpoint_id"] for e in endpoints] == ["acme-llama-8b", "alice-h100-vllm"]
     assert endpoints[0]["blended_usd_per_mtok"] == pytest.approx((3 * 0.05 + 0.10) / 4)
@@ -190,14 +196,12 @@ def test_spreadsheet_formulas_from_files_are_neutralised_in_csv(project: Path,
     endpoint["provider"] = doc["endpoint"]["provider"]
     endpoint_file.write_text(json.dumps(endpoint))
     write_tables(build_tables(project / "results", project), tmp_path)
-    with (tmp_path / "runs.csv").open() as handle:
-        providers = {row["provider"] for row in csv.DictReader(handle)}
+    providers = {row["provider"] for row in read_csv(tmp_path, "runs")}
     assert "'=HYPERLINK(\"http://evil.example\")" in providers
-    with (tmp_path / "runs.csv").open() as handle:
-        reasons = {row["run_id"]: row["unranked_reasons"] for row in csv.DictReader(handle)}
+    reasons = {row["run_id"]: row["unranked_reasons"] for row in read_csv(tmp_path, "runs")}
     assert reasons["d4e5f6a7-emulated-0001"] == (
         "emulated endpoint; no evidence (no journal submitted)")
-    rows = json.loads((tmp_path / "runs.json").read_text())
+    rows = read_table(tmp_path, "runs")
     assert "=HYPERLINK(\"http://evil.example\")" in {r["provider"] for r in rows}
 
 

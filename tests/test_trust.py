@@ -295,15 +295,15 @@ def test_a_dead_endpoint_makes_run_exit_non_zero_with_one_clear_line(tmp_path: P
 def test_quick_emulated_and_imported_results_build_as_not_ranked_with_their_reason(
     tmp_path: Path,
 ) -> None:
-    import csv
     import shutil
     from datetime import UTC, datetime
 
     from epcore.pricing import card_on
+    from generator.downloads import read_csv, read_table, write_tables
     from generator.importers import import_results
     from generator.plain_json import records
     from generator.render import environment, result_context
-    from generator.tables import build_tables, write_tables
+    from generator.tables import build_tables
 
     project = tmp_path / "project"
     shutil.copytree(ROOT / "tests" / "data" / "endpoints", project / "endpoints")
@@ -319,18 +319,17 @@ def test_quick_emulated_and_imported_results_build_as_not_ranked_with_their_reas
                    None, when=datetime(2026, 10, 2, tzinfo=UTC))
     tables = build_tables(results, project)
     write_tables(tables, tmp_path / "data")
-    runs = {r["run_id"][:8]: r for r in json.loads((tmp_path / "data" / "runs.json").read_text())}
+    runs = {r["run_id"][:8]: r for r in read_table(tmp_path / "data", "runs")}
     assert runs["01234567"]["unranked_reasons"][0] == "quick run"  # (and thin samples)
     assert runs["fedcba98"]["unranked_reasons"] == ["emulated endpoint"]
     (imported,) = [r for r in runs.values() if r["source_format"] == "mlperf-endpoints"]
     assert "imported without journal" in imported["unranked_reasons"]
     assert not any(r["rankable"] for r in runs.values())
-    with (tmp_path / "data" / "runs.csv").open() as handle:
-        csv_reasons = {row["run_id"][:8]: row["unranked_reasons"] for row in csv.DictReader(handle)}
+    csv_reasons = {row["run_id"][:8]: row["unranked_reasons"]
+                   for row in read_csv(tmp_path / "data", "runs")}
     assert csv_reasons["01234567"].startswith("quick run; fewer than 64 samples")
-    with (tmp_path / "data" / "points.csv").open() as handle:
-        assert {row["unranked_reasons"] for row in csv.DictReader(handle)
-                if row["run_id"].startswith("fedcba98")} == {"emulated endpoint"}
+    assert {row["unranked_reasons"] for row in read_csv(tmp_path / "data", "points")
+            if row["run_id"].startswith("fedcba98")} == {"emulated endpoint"}
     template = environment().get_template("result.html.j2")
     row = next(r for r in records(tables.runs) if r["run_id"].startswith("01234567"))
     doc = json.loads((results / row["result_path"].removeprefix("results/")).read_text())

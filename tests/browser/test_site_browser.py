@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from generator.downloads import read_table
 from tests.browser.harness import PageLog, open_page, wait_for_board
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -293,7 +294,7 @@ def test_history_fetches_daily_rows_and_loads_every_result_of_an_endpoint_on_dem
     assert daily and all(r["results"] >= 1 for r in daily)
     every = _view(built_site, "runs")  # newest per series: its endpoints have history files
     endpoint = sorted({r["endpoint_id"] for r in every})[0]
-    runs = json.loads((built_site / "data" / "runs.json").read_text("utf-8"))
+    runs = read_table(built_site / "data", "runs")
     expected = sorted(r["run_id"] for r in runs if r["endpoint_id"] == endpoint)
     before = _renders(page)
     page.select_option("#epb-f-endpoint", endpoint)

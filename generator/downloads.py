@@ -1,0 +1,248 @@
+"""The public downloads: every table as JSON and CSV, the dated tables in one part per run
+date, written only where a part changed.
+
+Layout (docs/tables.md, "Downloads"): `data/index.json` lists every table with its columns,
+its row count and its parts; `runs`, `points`, `agentic` and `history` are folders of daily
+parts, `data/<table>/<YYYY-MM-DD>.json|csv` (rows without a date: `undated`), each part in
+the table's own row order; `endpoints` is one file, `data/endpoints.json|csv`. Concatenating
+the parts gives every row of the table.
+
+A continuous benchmark adds results to today's part: one new result rewrites the parts of its
+day, not the 800 MB of every table. A part's digest is what its rows are made from: each
+run's result path and file sha256, the code and data context of the build cache, and the
+columns that a build computes across files (rankability, the quality gate, flags), so a part
+is written again when any of them changed and kept otherwise (the manifest lives in the build
+cache folder; a part counts only while its files are still there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from generator.plain_json import plain_rows
+
+FORMAT = 1
+DATED = ("runs", "points", "agentic", "history")
+WHOLE = ("endpoints",)
+UNDATED = "undated"
+_ACROSS_FILES = ("rankable", "unranked_reasons", "flags", "quality", "quality_below", "bfcl")
+"""Run columns a build computes from more than the run's own file (or from the clock)."""
+_AGENTIC_ACROSS = ("quality", "quality_reference_run", "quality_reference_rate",
+                   "quality_reference_low", "quality_reference_high", "quality_p",
+                   "quality_below")
+
+
+def part_of(day: Any) -> str:
+    """The part a row with this `date` lands in."""
+    return str(day) if isinstance(day, str) and day else UNDATED
+
+
+def parts(tables: Any) -> dict[str, list[str]]:
+    """Table -> its part names, oldest first (what the index and the pages list)."""
+    out: dict[str, list[str]] = {}
+    for name in DATED:
+        frame: pd.DataFrame = getattr(tables, name)
+        days = {part_of(d) for d in frame["date"].tolist()} if not frame.empty else set()
+        out[name] = sorted(days, key=_order)
+    return out
+
+
+def _order(part: str) -> tuple[bool, str]:
+    return part != UNDATED, part
+
+
+# --- one frame as JSON records and as CSV ---------------------------------------------------
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any, column: str = "") -> Any:
+    """Lists and dicts as JSON text (`unranked_reasons` as "a; b"); text that a spreadsheet
+    would run as a formula is prefixed with a quote (CSV injection)."""
+    if column == "unranked_reasons" and isinstance(value, list):
+        value = "; ".join(str(v) for v in value)
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as its CSV download shows it (what `_csv_cell` does to each cell, column by
+    column: lists and dicts as JSON, formula-like text quoted, infinities empty)."""
+    flat = frame.copy()
+    for column in flat.columns:
+        series = flat[column]
+        if pd.api.types.is_float_dtype(series.dtype):
+            if bool(np.isinf(series.to_numpy()).any()):
+                flat[column] = series.where(~np.isinf(series.to_numpy()), np.nan)
+            continue
+        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        values = series.to_numpy(dtype=object)
+        if any(isinstance(v, (list, dict, float)) for v in values):
+            # containers (and odd floats): cell by cell
+            flat[column] = series.map(lambda v, c=column: _csv_cell(v, c))
+            continue
+        risky = series.str.startswith(_FORMULA_START, na=False).to_numpy(dtype=bool)
+        if risky.any():
+            flat[column] = series.where(~risky, "'" + series.astype(str))
+    return flat
+
+
+def write_frame(frame: pd.DataFrame, stem: Path) -> list[Path]:
+    """`<stem>.json` (records, NaN -> null) and `<stem>.csv` of one frame."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    columns = [str(c) for c in frame.columns]
+    rows = [dict(zip(columns, row, strict=True)) for row in plain_rows(frame)]
+    json_path, csv_path = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".csv")
+    json_path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
+                         encoding="utf-8")
+    _csv_frame(frame).to_csv(csv_path, index=False)
+    return [json_path, csv_path]
+
+
+# --- the parts, and which of them changed ---------------------------------------------------
+
+def _fingerprints(tables: Any) -> dict[str, str] | None:
+    """Run id -> what its rows are made from (None when a file's sha256 is unknown)."""
+    sources: dict[str, str] = getattr(tables, "sources", {}) or {}
+    runs: pd.DataFrame = tables.runs
+    if runs.empty:
+        return {}
+    columns = [c for c in ("run_id", "result_path", *_ACROSS_FILES) if c in runs.columns]
+    agentic = _agentic_fingerprints(tables.agentic)
+    out: dict[str, str] = {}
+    for row in plain_rows(runs[columns]):
+        sha = sources.get(str(row[1]))
+        if sha is None:
+            return None
+        run_id = str(row[0])
+        out[run_id] = json.dumps([sha, row[1:], agentic.get(run_id)], ensure_ascii=False,
+                                 default=str)
+    return out
+
+
+def _agentic_fingerprints(agentic: pd.DataFrame) -> dict[str, Any]:
+    columns = [c for c in ("run_id", *_AGENTIC_ACROSS) if c in agentic.columns]
+    if agentic.empty or len(columns) < 2:
+        return {}
+    return {str(row[0]): row[1:] for row in plain_rows(agentic[columns])}
+
+
+def _digest(name: str, columns: list[str], context: str, run_ids: Iterable[str],
+            prints: dict[str, str]) -> str:
+    digest = hashlib.sha256(f"{FORMAT}\0{context}\0{name}\0{json.dumps(columns)}\0".encode())
+    for run_id in run_ids:
+        digest.update(f"{run_id}\0{prints[run_id]}\0".encode())
+    return digest.hexdigest()
+
+
+class _Manifest:
+    """Part file -> digest of what it was written from, for one output folder."""
+
+    def __init__(self, cache_dir: Path | None, data_dir: Path) -> None:
+        self.path: Path | None = None
+        self.parts: dict[str, str] = {}
+        if cache_dir is None:
+            return
+        name = hashlib.sha256(os.path.abspath(data_dir).encode()).hexdigest()[:16]
+        self.path = cache_dir / f"downloads-{name}.json"
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("format") == FORMAT \
+                and isinstance(data.get("parts"), dict):
+            self.parts = {str(k): str(v) for k, v in data["parts"].items()}
+
+    def save(self, parts: dict[str, str]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "parts": parts}), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
+                 context: str = "") -> list[Path]:
+    """Write every table into `out_dir` (the layout of the module docstring) and the index;
+    with `cache_dir`, parts whose digest did not change since the last build into the same
+    folder are kept. Returns the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = _Manifest(cache_dir, out_dir)
+    prints = _fingerprints(tables) if cache_dir is not None else None
+    written: list[Path] = []
+    done: dict[str, str] = {}
+    index: dict[str, Any] = {"format": FORMAT, "tables": {}}
+    for name in DATED:
+        frame: pd.DataFrame = getattr(tables, name)
+        columns = [str(c) for c in frame.columns]
+        folder = out_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        entries = []
+        keys = frame["date"].map(part_of) if not frame.empty else pd.Series([], dtype=object)
+        for part, rows in frame.groupby(keys, sort=True) if not frame.empty else []:
+            rel = f"{name}/{part}"
+            digest = None if prints is None else _digest(
+                name, columns, context, pd.unique(rows["run_id"].astype(str)).tolist(), prints)
+            if digest is None or manifest.parts.get(rel) != digest or not all(
+                    (out_dir / f"{rel}{ext}").is_file() for ext in (".json", ".csv")):
+                written += write_frame(rows, out_dir / rel)
+            if digest is not None:
+                done[rel] = digest
+            entries.append({"part": str(part), "rows": len(rows),
+                            "json": f"{rel}.json", "csv": f"{rel}.csv"})
+        keep = {f"{e['part']}{ext}" for e in entries for ext in (".json", ".csv")}
+        for stale in folder.iterdir():
+            if stale.name not in keep and stale.is_file():
+                stale.unlink()
+        entries.sort(key=lambda e: _order(str(e["part"])))
+        index["tables"][name] = {"columns": columns, "rows": len(frame), "parts": entries}
+    for name in WHOLE:
+        frame = getattr(tables, name)
+        written += write_frame(frame, out_dir / name)
+        index["tables"][name] = {
+            "columns": [str(c) for c in frame.columns], "rows": len(frame),
+            "parts": [{"part": "all", "rows": len(frame), "json": f"{name}.json",
+                       "csv": f"{name}.csv"}]}
+    layout = {"index.json", *(f"{n}{ext}" for n in WHOLE for ext in (".json", ".csv"))}
+    for stale in out_dir.iterdir():  # files of an older layout (data/points.json, ...)
+        if stale.is_file() and stale.name not in layout:
+            stale.unlink()
+    path = out_dir / "index.json"
+    path.write_text(json.dumps(index, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    written.append(path)
+    manifest.save(done)
+    return written
+
+
+def read_table(data_dir: Path, name: str) -> list[dict[str, Any]]:
+    """Every row of one downloaded table (its JSON parts in the index's order)."""
+    index = json.loads((data_dir / "index.json").read_text(encoding="utf-8"))
+    rows: list[dict[str, Any]] = []
+    for part in index["tables"][name]["parts"]:
+        rows += json.loads((data_dir / part["json"]).read_text(encoding="utf-8"))
+    return rows
+
+
+def read_csv(data_dir: Path, name: str) -> list[dict[str, str]]:
+    """Every row of one downloaded table as CSV text cells (its CSV parts in order)."""
+    import csv
+
+    index = json.loads((data_dir / "index.json").read_text(encoding="utf-8"))
+    rows: list[dict[str, str]] = []
+    for part in index["tables"][name]["parts"]:
+        with (data_dir / part["csv"]).open(encoding="utf-8", newline="") as handle:
+            rows += list(csv.DictReader(handle))
+    return rows
