@@ -1,9 +1,11 @@
 """The incremental build: a second build reads no unchanged result, picks up a changed, an added
 and a removed one, ignores a tampered cache or one from another epbench version, and renders
-only the result pages whose inputs changed."""
+only the result pages whose inputs changed; an incremental build gives the same site as a
+full one and rewrites only the download parts of a new result's day."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from datetime import date
@@ -17,6 +19,7 @@ import generator.build_cache as build_cache
 import generator.validate as validate
 from generator.build_cache import default_folder
 from generator.cached_checks import cached_tables
+from generator.downloads import read_table
 from generator.site import build_site
 from generator.tables import TABLE_NAMES, Tables, build_tables
 from tests.browser.site_data import ENDPOINTS, make_project, result_path, serving_result
@@ -181,3 +184,54 @@ def test_only_result_pages_whose_inputs_changed_are_rendered_again(project: Path
     same = [r for r in after if r != doc["run_id"]]
     assert same and all(after[r] == pages[r] for r in same)
     assert (out / "index.html").is_file() and (out / "data" / "view" / "runs.json").is_file()
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    """Every file of a built site; the gzip copy of the sitemap by its content (gzip stamps
+    the time it was written)."""
+    out = {}
+    for path in sorted(p for p in site.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        out[path.relative_to(site).as_posix()] = \
+            gzip.decompress(data) if path.name.endswith(".gz") else data
+    return out
+
+
+def test_an_incremental_build_gives_the_same_site_as_a_full_build(project: Path,
+                                                                   tmp_path: Path) -> None:
+    results, out = project / "results", tmp_path / "_site"
+    build_site(results, out, project, "")
+    change_one_remove_one(results)
+    new = serving_result(9002, ENDPOINTS[1], date(2026, 10, 2), "eu-west", "alice",
+                         random.Random(9002))
+    added = result_path(results, new)
+    added.parent.mkdir(parents=True, exist_ok=True)
+    added.write_text(json.dumps(new))
+    build_site(results, out, project, "")
+    full = build_site(results, tmp_path / "full", project, "", incremental=False)
+    incremental, whole = _files(out), _files(full)
+    assert sorted(incremental) == sorted(whole)
+    assert [name for name in incremental if incremental[name] != whole[name]] == []
+    assert new["run_id"] in {r["run_id"] for r in read_table(out / "data", "runs")}
+
+
+def test_one_new_result_rewrites_only_the_download_parts_of_its_day(project: Path,
+                                                                     tmp_path: Path) -> None:
+    results, out = project / "results", tmp_path / "_site"
+    build_site(results, out, project, "")
+    data = out / "data"
+    before = {p.relative_to(data).as_posix(): p.stat().st_mtime_ns
+              for p in data.rglob("*") if p.is_file() and "view" not in p.parts}
+    day = date(2026, 10, 3)
+    new = serving_result(9003, ENDPOINTS[2], day, "eu-west", "bob", random.Random(9003))
+    added = result_path(results, new)
+    added.parent.mkdir(parents=True, exist_ok=True)
+    added.write_text(json.dumps(new))
+    build_site(results, out, project, "")
+    after = {p.relative_to(data).as_posix(): p.stat().st_mtime_ns
+             for p in data.rglob("*") if p.is_file() and "view" not in p.parts}
+    changed = sorted(name for name in after if before.get(name) != after[name])
+    dated = [f"{t}/{day.isoformat()}.{ext}" for t in ("history", "points", "runs")
+             for ext in ("csv", "json")]
+    assert changed == sorted([*dated, "endpoints.csv", "endpoints.json", "index.json"])
+    assert any(p.startswith("runs/") for p in before)  # other days' parts were kept
