@@ -17,6 +17,7 @@ cache folder; a part counts only while its files are still there).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -100,51 +101,84 @@ def _csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_frame(frame: pd.DataFrame, stem: Path) -> list[Path]:
-    """`<stem>.json` (records, NaN -> null) and `<stem>.csv` of one frame."""
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    """`<stem>.json` (records, NaN -> null) and `<stem>.csv` of one whole frame."""
+    return _write_parts(frame, {stem.name: np.arange(len(frame))}, [stem.name], stem.parent)
+
+
+def _write_parts(frame: pd.DataFrame, positions: dict[str, np.ndarray], todo: list[str],
+                 folder: Path) -> list[Path]:
+    """Write the parts in `todo` (each the rows at its `positions`, in the frame's order),
+    converting only those rows, once: JSON records and CSV cells (`_csv_frame`)."""
+    if not todo:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
     columns = [str(c) for c in frame.columns]
-    rows = [dict(zip(columns, row, strict=True)) for row in plain_rows(frame)]
-    json_path, csv_path = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".csv")
-    json_path.write_text(json.dumps(rows, ensure_ascii=False, allow_nan=False) + "\n",
-                         encoding="utf-8")
-    _csv_frame(frame).to_csv(csv_path, index=False)
-    return [json_path, csv_path]
+    picked = frame.iloc[np.concatenate([positions[p] for p in todo])] if len(frame) else frame
+    json_rows = plain_rows(picked)
+    csv_rows = plain_rows(_csv_frame(picked))
+    written: list[Path] = []
+    start = 0
+    for part in todo:
+        end = start + len(positions[part])
+        records = [dict(zip(columns, row, strict=True)) for row in json_rows[start:end]]
+        json_path, csv_path = folder / f"{part}.json", folder / f"{part}.csv"
+        json_path.write_text(json.dumps(records, ensure_ascii=False, allow_nan=False) + "\n",
+                             encoding="utf-8")
+        with csv_path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(csv_rows[start:end])
+        written += [json_path, csv_path]
+        start = end
+    return written
 
 
 # --- the parts, and which of them changed ---------------------------------------------------
 
-def _fingerprints(tables: Any) -> dict[str, str] | None:
-    """Run id -> what its rows are made from (None when a file's sha256 is unknown)."""
+def _part_keys(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Part name -> positions of its rows (ascending)."""
+    if frame.empty:
+        return {}
+    dates = frame["date"].astype(object)
+    keys = dates.where(dates.notna() & (dates != ""), UNDATED).astype(str)
+    return {str(k): np.asarray(v) for k, v in keys.groupby(keys, sort=False).indices.items()}
+
+
+def _day_digests(tables: Any, context: str) -> dict[str, str] | None:
+    """Part name -> what the rows of that day are made from: each run's id, result path and
+    file sha256 with its columns computed across files (and the agentic quality columns of
+    the day), under the build context. None when a file's sha256 is unknown."""
     sources: dict[str, str] = getattr(tables, "sources", {}) or {}
     runs: pd.DataFrame = tables.runs
     if runs.empty:
         return {}
-    columns = [c for c in ("run_id", "result_path", *_ACROSS_FILES) if c in runs.columns]
-    agentic = _agentic_fingerprints(tables.agentic)
+    shas = runs["result_path"].astype(object).map(sources)
+    if bool(shas.isna().any()):
+        return None
+    across = _row_hashes(runs, ("run_id", "result_path", *_ACROSS_FILES))
+    agentic = _row_hashes(tables.agentic, ("run_id", *_AGENTIC_ACROSS))
+    agentic_days = _part_keys(tables.agentic)
+    ids, sha_values = runs["run_id"].astype(str).to_numpy(), shas.to_numpy()
     out: dict[str, str] = {}
-    for row in plain_rows(runs[columns]):
-        sha = sources.get(str(row[1]))
-        if sha is None:
-            return None
-        run_id = str(row[0])
-        out[run_id] = json.dumps([sha, row[1:], agentic.get(run_id)], ensure_ascii=False,
-                                 default=str)
+    for day, where in _part_keys(runs).items():
+        digest = hashlib.sha256(f"{FORMAT}\0{context}\0".encode())
+        digest.update("\0".join(ids[where]).encode())
+        digest.update("\0".join(sha_values[where]).encode())
+        digest.update(across[where].tobytes())
+        if day in agentic_days:
+            digest.update(agentic[agentic_days[day]].tobytes())
+        out[day] = digest.hexdigest()
     return out
 
 
-def _agentic_fingerprints(agentic: pd.DataFrame) -> dict[str, Any]:
-    columns = [c for c in ("run_id", *_AGENTIC_ACROSS) if c in agentic.columns]
-    if agentic.empty or len(columns) < 2:
-        return {}
-    return {str(row[0]): row[1:] for row in plain_rows(agentic[columns])}
-
-
-def _digest(name: str, columns: list[str], context: str, run_ids: Iterable[str],
-            prints: dict[str, str]) -> str:
-    digest = hashlib.sha256(f"{FORMAT}\0{context}\0{name}\0{json.dumps(columns)}\0".encode())
-    for run_id in run_ids:
-        digest.update(f"{run_id}\0{prints[run_id]}\0".encode())
-    return digest.hexdigest()
+def _row_hashes(frame: pd.DataFrame, columns: Iterable[str]) -> np.ndarray:
+    """One 64-bit hash per row of these columns (containers by their repr)."""
+    present = [c for c in columns if c in frame.columns]
+    if frame.empty or not present:
+        return np.zeros(len(frame), dtype=np.uint64)
+    flat = pd.DataFrame({c: frame[c].map(lambda v: v if isinstance(v, str) else repr(v))
+                         if frame[c].dtype == object else frame[c] for c in present})
+    return pd.util.hash_pandas_object(flat, index=False).to_numpy()
 
 
 class _Manifest:
@@ -181,7 +215,7 @@ def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
     folder are kept. Returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = _Manifest(cache_dir, out_dir)
-    prints = _fingerprints(tables) if cache_dir is not None else None
+    days = _day_digests(tables, context) if cache_dir is not None else None
     written: list[Path] = []
     done: dict[str, str] = {}
     index: dict[str, Any] = {"format": FORMAT, "tables": {}}
@@ -190,25 +224,27 @@ def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
         columns = [str(c) for c in frame.columns]
         folder = out_dir / name
         folder.mkdir(parents=True, exist_ok=True)
-        entries = []
-        keys = frame["date"].map(part_of) if not frame.empty else pd.Series([], dtype=object)
-        for part, rows in frame.groupby(keys, sort=True) if not frame.empty else []:
+        positions = _part_keys(frame)
+        order = sorted(positions, key=_order)
+        todo = []
+        for part in order:
             rel = f"{name}/{part}"
-            digest = None if prints is None else _digest(
-                name, columns, context, pd.unique(rows["run_id"].astype(str)).tolist(), prints)
+            digest = None if days is None or part not in days else hashlib.sha256(
+                f"{name}\0{json.dumps(columns)}\0{days[part]}".encode()).hexdigest()
             if digest is None or manifest.parts.get(rel) != digest or not all(
                     (out_dir / f"{rel}{ext}").is_file() for ext in (".json", ".csv")):
-                written += write_frame(rows, out_dir / rel)
+                todo.append(part)
             if digest is not None:
                 done[rel] = digest
-            entries.append({"part": str(part), "rows": len(rows),
-                            "json": f"{rel}.json", "csv": f"{rel}.csv"})
-        keep = {f"{e['part']}{ext}" for e in entries for ext in (".json", ".csv")}
+        written += _write_parts(frame, positions, todo, folder)
+        keep = {f"{part}{ext}" for part in order for ext in (".json", ".csv")}
         for stale in folder.iterdir():
             if stale.name not in keep and stale.is_file():
                 stale.unlink()
-        entries.sort(key=lambda e: _order(str(e["part"])))
-        index["tables"][name] = {"columns": columns, "rows": len(frame), "parts": entries}
+        index["tables"][name] = {
+            "columns": columns, "rows": len(frame),
+            "parts": [{"part": part, "rows": len(positions[part]), "json": f"{name}/{part}.json",
+                       "csv": f"{name}/{part}.csv"} for part in order]}
     for name in WHOLE:
         frame = getattr(tables, name)
         written += write_frame(frame, out_dir / name)
@@ -238,8 +274,6 @@ def read_table(data_dir: Path, name: str) -> list[dict[str, Any]]:
 
 def read_csv(data_dir: Path, name: str) -> list[dict[str, str]]:
     """Every row of one downloaded table as CSV text cells (its CSV parts in order)."""
-    import csv
-
     index = json.loads((data_dir / "index.json").read_text(encoding="utf-8"))
     rows: list[dict[str, str]] = []
     for part in index["tables"][name]["parts"]:

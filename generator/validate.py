@@ -302,20 +302,23 @@ def _run_id_of(path: Path) -> str | None:
     return None
 
 
-def cross_file_findings(checked: list[Checked]) -> list[Finding]:
+def cross_file_findings(checked: list[Checked], walked: Iterable[Path] = ()) -> list[Finding]:
     """Run ids unique across every results tree the checked files sit in (whole trees, not
-    only the checked files)."""
+    only the checked files). `walked`: folders whose every file is among `checked` already
+    (collected whole), so their trees are not listed again."""
     owners: dict[str, list[str]] = {}
-    mine: dict[str, str] = {}  # absolute path -> display, for the files being checked
-    seen: set[str] = set()
+    mine: set[str] = set()  # displays of the files being checked
     for item in checked:
-        absolute = os.path.abspath(item.path)
-        seen.add(absolute)
         if item.run_id is not None:
             owners.setdefault(item.run_id, []).append(item.display)
-            mine[item.display] = absolute
-    roots = {results_root(Path(os.path.abspath(item.path))) for item in checked}
-    for root in sorted(r for r in roots if r is not None):
+            mine.add(item.display)
+    whole = [os.path.abspath(folder) for folder in walked]
+    folders = {os.path.dirname(os.path.abspath(item.path)) for item in checked}
+    found = {results_root(Path(folder) / "_") for folder in folders}
+    roots = {r for r in found if r is not None and not any(
+        os.fspath(r) == w or os.fspath(r).startswith(w + os.sep) for w in whole)}
+    seen = {os.path.abspath(item.path) for item in checked} if roots else set()
+    for root in sorted(roots):
         for other in sorted(root.rglob("*.json")):
             if os.path.abspath(other) in seen or not other.is_file() or other.is_symlink():
                 continue
@@ -354,7 +357,9 @@ def validate_documents(
     checked = check_files(files, workload_semantics, now=now, workers=workers, post=post,
                           reuse=reuse)
     checked += gone
-    extra = cross_file_findings(checked)
+    walked = [] if changed_since is not None else [
+        p for p in paths if p.is_dir() and not p.is_symlink() and in_data_folder(p)]
+    extra = cross_file_findings(checked, walked)
     by_display: dict[str, list[Finding]] = {}
     for finding in extra:
         by_display.setdefault(finding.file, []).append(finding)
