@@ -10,12 +10,15 @@ of `epcore/`, `generator/` and the schemas, and every file under the project's `
 `endpoints/` (the checks and today's prices read them). A cache written in another context is
 ignored as a whole.
 
-The cache is data, never code: JSON only (no pickle), in 64 shards so that one new result
-rewrites one shard. Each shard carries an HMAC-SHA256 of its text under a random key kept in
-the cache folder (mode 0600), so a shard that was edited, truncated or copied from another
-cache is ignored and rebuilt. A result file cannot reach another file's entry: entries are
-found by path and accepted only when the file's own sha256 matches. Findings that depend on
-the clock (`date.future`) are never cached.
+The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that one new result
+rewrites one shard. A shard is three parts: `shard-NN.json`, each file's stamp, findings and
+identity (read on every build); `shard-NN.rows.json`, each file's table rows as the checks made
+them (read only when a file of the shard changed); and the shard's rows as column-wise frames
+(`generator.row_store`, read on every build instead of the rows). Each part carries an
+HMAC-SHA256 under a random key kept in the cache folder (mode 0600), so a part that was
+edited, truncated or copied from another cache is ignored and rebuilt. A result file cannot
+reach another file's entry: entries are found by path and accepted only when the file's own
+sha256 matches. Findings that depend on the clock (`date.future`) are never cached.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from epcore.paths import shipped
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3
 SHARDS = 64
 JOURNAL_SUFFIX = ".events.jsonl.gz"
 _CLOCK_CHECKS = frozenset({"date.future"})
@@ -105,7 +108,12 @@ class BuildCache:
     folder: Path
     context: str
     shards: dict[int, dict[str, Any]] = field(default_factory=dict)
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     dirty: set[int] = field(default_factory=set)
+    rows_dirty: set[int] = field(default_factory=set)
+    """Shards whose rows changed (a file stored or dropped), not only a stat."""
+    frames: dict[int, Any] = field(default_factory=dict)
+    """Shard -> where its row frames are and their HMACs (`generator.row_store`)."""
     seen: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
@@ -118,16 +126,34 @@ class BuildCache:
         cache._key = _key(folder)
         return cache
 
+    @property
+    def key(self) -> bytes:
+        return self._key
+
     def _shard_of(self, rel: str) -> int:
-        return int(hashlib.sha256(rel.encode()).hexdigest()[:8], 16) % SHARDS
+        return shard_of(rel)
 
     def _shard(self, number: int) -> dict[str, Any]:
         if number not in self.shards:
             self.shards[number] = self._read(number)
         return self.shards[number]
 
-    def _read(self, number: int) -> dict[str, Any]:
-        path = self.folder / f"shard-{number:02d}.json"
+    def rows_of(self, number: int) -> dict[str, Any]:
+        """File -> its packed rows, for the files of one shard that have rows."""
+        if number not in self.rows:
+            self.rows[number] = self._read(number, ".rows")
+        return self.rows[number]
+
+    def forget(self) -> None:
+        """Ignore every entry (the row frames are gone or altered: check every file again)."""
+        self.shards = {n: {} for n in range(SHARDS)}
+        self.rows = {n: {} for n in range(SHARDS)}
+        self.frames = {}
+        self.dirty = set(range(SHARDS))
+        self.rows_dirty = set(range(SHARDS))
+
+    def _read(self, number: int, part: str = "") -> dict[str, Any]:
+        path = self.folder / f"shard-{number:02d}{part}.json"
         try:
             raw = path.read_bytes()
         except OSError:
@@ -137,6 +163,9 @@ class BuildCache:
         if not hmac.compare_digest(mac, good):
             log.warning("build cache: %s does not match its HMAC; ignored", path.name)
             self.dirty.add(number)
+            self.rows_dirty.add(number)
+            if not part:  # its rows file may hold rows of files whose entries are gone
+                self.rows[number] = {}
             return {}
         try:
             data = json.loads(body)
@@ -145,8 +174,11 @@ class BuildCache:
         if not isinstance(data, dict) or data.get("context") != self.context \
                 or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
             self.dirty.add(number)
+            self.rows_dirty.add(number)
             return {}
         entries: dict[str, Any] = data["entries"]
+        if not part:
+            self.frames[number] = data.get("frames")
         return entries
 
     def stamp(self, path: Path, rel: str,
@@ -176,46 +208,77 @@ class BuildCache:
         return now, None
 
     def store(self, rel: str, stamp: Stamp, kind: str | None, findings: list[Finding],
-              run_id: str | None, identity: dict[str, Any], rows: Any) -> None:
-        """Keep one checked file's outcome (not when a finding depends on the clock)."""
+              run_id: str | None, identity: dict[str, Any], rows: Any) -> bool:
+        """Keep one checked file's outcome (not when a finding depends on the clock); False
+        when it was not kept (its old entry and rows are dropped)."""
+        number = self._shard_of(rel)
         if stamp.sha is None or any(f.check in _CLOCK_CHECKS for f in findings):
-            return
+            return self._drop(number, rel)
         entry = {
             "stat": stamp.stat, "sha": stamp.sha,
             "journal_stat": stamp.journal_stat, "journal_sha": stamp.journal_sha,
-            "kind": kind, "run_id": run_id, "identity": identity, "rows": rows,
+            "kind": kind, "run_id": run_id, "identity": identity, "rows": rows is not None,
             "findings": [[f.file, f.pointer, f.check, f.severity, f.message, f.fix, f.extra]
                          for f in findings],
         }
         try:
-            json.dumps(entry, allow_nan=False)
+            json.dumps([entry, rows], allow_nan=False)
         except (TypeError, ValueError):
-            return  # something that JSON cannot carry exactly: checked again next time
-        number = self._shard_of(rel)
+            return self._drop(number, rel)  # JSON cannot carry it exactly: checked again
         self._shard(number)[rel] = entry
+        kept = self.rows_of(number)
+        if rows is not None:
+            kept[rel] = rows
+        else:
+            kept.pop(rel, None)
         self.dirty.add(number)
+        self.rows_dirty.add(number)
+        return True
 
-    def save(self) -> None:
-        """Write the shards that changed, and drop entries of files that are gone."""
+    def _drop(self, number: int, rel: str) -> bool:
+        self._shard(number).pop(rel, None)
+        self.rows_of(number).pop(rel, None)
+        self.dirty.add(number)
+        self.rows_dirty.add(number)
+        return False
+
+    def drop_gone(self) -> None:
+        """Drop the entries (and rows) of files not looked up in this build."""
         for number in range(SHARDS):
             shard = self._shard(number) if (self.folder / f"shard-{number:02d}.json").exists() \
                 or number in self.shards else {}
             gone = [rel for rel in shard if rel not in self.seen]
             for rel in gone:
                 del shard[rel]
+                self.rows_of(number).pop(rel, None)
             if gone:
                 self.dirty.add(number)
-        for number in sorted(self.dirty):
-            body = json.dumps({"format": FORMAT, "context": self.context,
-                               "entries": self.shards.get(number, {})},
-                              ensure_ascii=False, separators=(",", ":"),
-                              allow_nan=False).encode()
-            mac = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
-            path = self.folder / f"shard-{number:02d}.json"
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(mac + b"\n" + body)
-            tmp.replace(path)
+                self.rows_dirty.add(number)
+
+    def save(self) -> None:
+        """Write the shards that changed (after `drop_gone`)."""
+        for number in sorted(self.dirty | self.rows_dirty):
+            self._write(number, "", self.shards.get(number, {}), self.frames.get(number))
+            if number in self.rows_dirty:
+                self._write(number, ".rows", self.rows_of(number))
         self.dirty.clear()
+        self.rows_dirty.clear()
+
+    def _write(self, number: int, part: str, entries: dict[str, Any],
+               frames: Any = None) -> None:
+        body = json.dumps({"format": FORMAT, "context": self.context, "entries": entries,
+                           **({"frames": frames} if not part else {})},
+                          ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        mac = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
+        path = self.folder / f"shard-{number:02d}{part}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(mac + b"\n" + body)
+        tmp.replace(path)
+
+
+def shard_of(rel: str) -> int:
+    """The shard of a file (its path relative to the results folder)."""
+    return int(hashlib.sha256(rel.encode()).hexdigest()[:8], 16) % SHARDS
 
 
 def findings_of(entry: dict[str, Any]) -> list[Finding]:

@@ -1,8 +1,9 @@
 """The validator's `Reuse` over the build cache: unchanged result files come back as the
-findings and table rows an earlier build computed, without being read (generator.build_cache).
+findings an earlier build computed, without being read (generator.build_cache), and their
+table rows from the shards' frames (generator.row_store).
 
-Rows are kept as lists in the tables' column order (`Rows` of lists), the form
-`generator.tables.tables_from_checked` builds its DataFrames from.
+Fresh rows are kept as lists in the tables' column order (`Rows` of lists), the form the
+shards' frames are built from.
 """
 
 from __future__ import annotations
@@ -12,27 +13,50 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from generator.build_cache import BuildCache, Stamp, findings_of
+import pandas as pd
+
+from generator import row_store
+from generator.build_cache import SHARDS, BuildCache, Stamp, findings_of, shard_of
+from generator.report import status_for
+from generator.row_store import assemble
 from generator.tables import (
     AGENTIC_COLUMNS,
     IDENTITY,
     POINT_COLUMNS,
     RUN_COLUMNS,
+    STORED,
+    RowMaker,
     Rows,
     Tables,
     build_tables,
+    tables_from_frames,
 )
-from generator.validate import Checked
+from generator.validate import Checked, validate_documents
 
 _TABLES = (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS), ("agentic", AGENTIC_COLUMNS))
 
 
 def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     """`build_tables` with the build cache in `cache_dir`: unchanged results are neither read
-    nor validated; the cache is then saved, and `Tables.sources` holds each file's sha256."""
-    reuse = CachedChecks(BuildCache.open(cache_dir, project), results_dir)
-    tables = build_tables(results_dir, project, reuse)
-    reuse.cache.save()
+    nor validated, and their rows come from the shards' frames (`generator.row_store`) of the
+    shards where nothing changed; the cache is then saved, and `Tables.sources` holds each
+    file's sha256."""
+    if not results_dir.is_dir():
+        return build_tables(results_dir, project)
+    cache = BuildCache.open(cache_dir, project)
+    for _attempt in range(2):
+        reuse = CachedChecks(cache, results_dir)
+        report, checked = validate_documents([results_dir], None, None,
+                                             post=RowMaker(results_dir, project), reuse=reuse)
+        shards = reuse.frames()
+        if shards is not None:
+            break
+        cache.forget()  # a shard's frames are gone or altered: check every file again
+    else:  # pragma: no cover - a fresh cache always has its frames
+        raise RuntimeError("build cache: no frames after checking every file")
+    cache.save()
+    tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel)), report,
+                                project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
     return tables
 
@@ -55,8 +79,10 @@ class CachedChecks:
         self._stamps: dict[Path, tuple[str, Stamp]] = {}
         self.shas: dict[str, str] = {}
         """Relative path -> sha256 of every file known to be unchanged or freshly kept."""
+        self.fresh: dict[str, Rows | None] = {}
+        """Relative path -> rows (lists) of each file checked in this build."""
 
-    def _rel(self, path: Path) -> str:
+    def rel(self, path: Path) -> str:
         text = os.fspath(path)
         if text.startswith(self.root + os.sep) and os.sep + ".." not in text:
             return text[len(self.root) + 1:].replace(os.sep, "/")
@@ -66,7 +92,7 @@ class CachedChecks:
         known: dict[Path, Checked] = {}
         todo: list[Path] = []
         for path in files:
-            rel = self._rel(path)
+            rel = self.rel(path)
             try:
                 info = os.lstat(path)
             except OSError:
@@ -76,6 +102,9 @@ class CachedChecks:
                 continue
             stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns])
             item = _from_entry(path, entry) if entry is not None else None
+            if item is not None and item.derived is STORED \
+                    and not isinstance(self.cache.frames.get(shard_of(rel)), dict):
+                item = None  # rows said to be in frames its shard does not have
             if item is None:
                 self._stamps[path] = (rel, stamp)
                 todo.append(path)
@@ -86,16 +115,60 @@ class CachedChecks:
 
     def keep(self, checked: list[Checked]) -> None:
         for item in checked:
+            rel = self._stamps[item.path][0] if item.path in self._stamps else self.rel(item.path)
+            rows = as_lists(item.derived) if isinstance(item.derived, Rows) else None
+            self.fresh[rel] = rows
             if item.path not in self._stamps:
                 continue
-            rel, stamp = self._stamps[item.path]
-            rows = as_lists(item.derived) if isinstance(item.derived, Rows) else None
+            stamp = self._stamps[item.path][1]
             if item.derived is not None and rows is None:
                 continue  # something this cache does not know how to keep
-            if stamp.sha is not None:
+            if self.cache.store(rel, stamp, item.kind, item.findings, item.run_id,
+                                dict(item.identity), None if rows is None else _pack(rows)) \
+                    and stamp.sha is not None:
                 self.shas[rel] = stamp.sha
-            self.cache.store(rel, stamp, item.kind, item.findings, item.run_id,
-                             dict(item.identity), None if rows is None else _pack(rows))
+
+    def frames(self) -> list[dict[str, pd.DataFrame]] | None:
+        """Every shard's frames: read where nothing changed, built again from the rows the
+        cache keeps and this build's fresh rows where something did. None when a shard's
+        frames or rows are missing or altered."""
+        self.cache.drop_gone()
+        changed = self.cache.rows_dirty | {shard_of(rel) for rel in self.fresh}
+        out = []
+        for number in range(SHARDS):
+            entries = self.cache.shards.get(number, {})
+            if number not in changed:
+                if not any(e.get("rows") for e in entries.values()):
+                    continue
+                frames = row_store.load(self.cache.folder, self.cache.key, number,
+                                        self.cache.frames.get(number))
+                if frames is None:
+                    return None
+                out.append(frames)
+                continue
+            kept = self.cache.rows_of(number)
+            rows: dict[str, Rows] = {}
+            for rel, entry in entries.items():
+                if entry.get("rows") and rel not in self.fresh:
+                    packed = kept.get(rel)
+                    unpacked = _unpack(packed) if isinstance(packed, list) else None
+                    if unpacked is None:
+                        return None
+                    rows[rel] = unpacked
+            rows.update({rel: r for rel, r in self.fresh.items()
+                         if r is not None and shard_of(rel) == number})
+            frames = row_store.shard_frames(rows)
+            self.cache.frames[number] = row_store.save(self.cache.folder, self.cache.key,
+                                                       number, frames)
+            self.cache.dirty.add(number)
+            out.append(frames)
+        return out
+
+
+def accepted(checked: list[Checked], rel: Any) -> list[str]:
+    """The files whose rows reach the tables (results not rejected), in checked order."""
+    return [rel(item.path) for item in checked if item.kind == "result"
+            and item.derived is not None and status_for(item.findings) != "rejected"]
 
 
 _N = len(IDENTITY)
@@ -115,6 +188,8 @@ def _pack(rows: Rows) -> list[Any]:
 
 
 def _unpack(rows: list[Any]) -> Rows | None:
+    if len(rows) != 4:
+        return None
     runs, points, agentic, identity = rows
     if not all(isinstance(r, list) for part in (runs, points, agentic) for r in part):
         return None
@@ -128,12 +203,8 @@ def _unpack(rows: list[Any]) -> Rows | None:
 def _from_entry(path: Path, entry: dict[str, Any]) -> Checked | None:
     """The Checked an entry describes; None when the entry is not in the expected shape."""
     try:
-        rows = entry["rows"]
-        derived = None if rows is None else _unpack(rows)
-        if rows is not None and derived is None:
-            return None
         return Checked(path, str(path), entry["kind"], findings_of(entry),
                        run_id=entry["run_id"], identity=dict(entry["identity"]),
-                       derived=derived)
+                       derived=STORED if entry["rows"] is True else None)
     except (KeyError, TypeError, ValueError, IndexError):
         return None

@@ -439,24 +439,42 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
     return rows
 
 
+STORED = "rows in the build cache's frames"
+"""`Checked.derived` of a file whose rows the build cache keeps (generator.row_store)."""
+
+
 def tables_from_checked(checked: list[Checked], report: Report, results_dir: Path,
                         project: Path) -> Tables:
-    """Tables from already-validated files (their documents are kept unless rejected)."""
+    """Tables from already-validated files (their documents are kept unless rejected), built
+    the way the build cache builds them (per shard, then together: generator.row_store)."""
+    from generator.build_cache import shard_of
+    from generator.row_store import assemble, shard_frames
+
     make = RowMaker(results_dir, project)
-    parts: dict[str, list[list[Any]]] = {"runs": [], "points": [], "agentic": []}
-    columns = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
+    root = os.path.abspath(results_dir)
+    by_shard: dict[int, dict[str, Rows]] = {}
+    order = []
     for item in checked:
         if item.kind != "result" or status_for(item.findings) == "rejected":
             continue
         rows = item.derived if isinstance(item.derived, Rows) else make(item)
         if rows is None:
             continue
-        for name, into in parts.items():
-            into.extend(r if isinstance(r, list) else [r.get(c) for c in columns[name]]
-                        for r in getattr(rows, name))
-    agentic = pd.DataFrame(parts["agentic"], columns=AGENTIC_COLUMNS)
-    runs = pd.DataFrame(parts["runs"], columns=RUN_COLUMNS)
-    points = pd.DataFrame(parts["points"], columns=POINT_COLUMNS)
+        rel = os.path.relpath(os.path.abspath(item.path), root).replace(os.sep, "/")
+        by_shard.setdefault(shard_of(rel), {})[rel] = Rows(*(
+            [r if isinstance(r, list) else [r.get(c) for c in columns] for r in getattr(rows, n)]
+            for n, columns in (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS),
+                               ("agentic", AGENTIC_COLUMNS))))
+        order.append(rel)
+    shards = [shard_frames(by_shard[n]) for n in sorted(by_shard)]
+    return tables_from_frames(assemble(shards, order), report, project)
+
+
+def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
+                       project: Path) -> Tables:
+    """The tables from the accepted results' rows: the quality gate, the order, history and
+    the endpoints."""
+    runs, points, agentic = frames["runs"], frames["points"], frames["agentic"]
     quality.apply_gate(agentic, runs, points)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)

@@ -1,7 +1,8 @@
 """The incremental build: a second build reads no unchanged result, picks up a changed, an added
-and a removed one, ignores a tampered cache or one from another epbench version, and renders
-only the result pages whose inputs changed; an incremental build gives the same site as a
-full one and rewrites only the download parts of a new result's day."""
+and a removed one, ignores a tampered cache (entries, rows or their column-wise frames) or one
+from another epbench version, and renders only the result pages whose inputs changed; an
+incremental build gives the same site as a full one and rewrites only the download parts of a
+new result's day."""
 
 from __future__ import annotations
 
@@ -126,23 +127,47 @@ def test_a_touched_but_unchanged_result_is_hashed_not_checked(
     assert reads.checked == [] and sorted(reads.hashed) == sorted(expected)
 
 
-def test_a_tampered_cache_shard_is_ignored(project: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("part", ["entries", "rows", "frames"])
+def test_a_tampered_cache_part_is_ignored(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                          part: str) -> None:
     reads = Reads(monkeypatch)
     cached(project)
-    folder = default_folder(project, project / "results")
-    shard = max(folder.glob("shard-*.json"), key=lambda p: p.stat().st_size)
+    total = len(reads.checked)
+    results = project / "results"
+    folder = default_folder(project, results)
+    shard = max(folder.glob("shard-??.json"), key=lambda p: p.stat().st_size)
     mac, body = shard.read_bytes().split(b"\n", 1)
     data = json.loads(body)
-    entry = next(e for e in data["entries"].values() if e["rows"] and e["rows"][0])
-    entry["findings"] = []  # a rejected file would now pass, and its numbers change
-    entry["rows"][0][0][0] = "forged-run-id"
-    shard.write_bytes(mac + b"\n" + json.dumps(data).encode())
+    number = shard.name[len("shard-"):len("shard-00")]
+    if part == "entries":  # a rejected file would pass
+        for entry in data["entries"].values():
+            entry["findings"] = []
+        shard.write_bytes(mac + b"\n" + json.dumps(data).encode())
+    elif part == "rows":  # a forged run id, read once a file of the shard changes
+        rows_file = folder / f"shard-{number}.rows.json"
+        rows_mac, rows_body = rows_file.read_bytes().split(b"\n", 1)
+        rows = json.loads(rows_body)
+        first = next(iter(rows["entries"].values()))
+        first[0][0][0] = "forged-run-id"
+        rows_file.write_bytes(rows_mac + b"\n" + json.dumps(rows).encode())
+        other = sorted(rel for rel in data["entries"] if rel not in rows["entries"]
+                       or rows["entries"][rel] is not first)[0]
+        doc = json.loads((results / other).read_text())
+        doc["submitter"]["relationship"] = "customer"
+        (results / other).write_text(json.dumps(doc))
+    else:  # the column-wise rows
+        frame = folder / f"shard-{number}-runs.arrow"
+        raw = bytearray(frame.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        frame.write_bytes(bytes(raw))
     reads.clear()
     tables = cached(project)
-    assert len(reads.checked) == len(data["entries"])
+    # entries: that shard's files again; rows: the changed file, then (the shard's rows
+    # being altered) every file again; frames: every file again
+    expected = {"entries": len(data["entries"]), "rows": total + 1, "frames": total}[part]
+    assert len(reads.checked) == expected
     assert "forged-run-id" not in set(tables.runs["run_id"])
-    assert_same_tables(tables, build_tables(project / "results", project))
+    assert_same_tables(tables, build_tables(results, project))
 
 
 def test_a_cache_from_another_epbench_version_is_ignored(
