@@ -133,6 +133,10 @@ class CachedChecks:
         cache keeps and this build's fresh rows where something did. None when a shard's
         frames or rows are missing or altered."""
         self.cache.drop_gone()
+        fresh_by_shard: dict[int, dict[str, Rows]] = {}
+        for rel, fresh_rows in self.fresh.items():
+            if fresh_rows is not None:
+                fresh_by_shard.setdefault(shard_of(rel), {})[rel] = fresh_rows
         changed = self.cache.rows_dirty | {shard_of(rel) for rel in self.fresh}
         out = []
         for number in range(SHARDS):
@@ -155,8 +159,7 @@ class CachedChecks:
                     if unpacked is None:
                         return None
                     rows[rel] = unpacked
-            rows.update({rel: r for rel, r in self.fresh.items()
-                         if r is not None and shard_of(rel) == number})
+            rows.update(fresh_by_shard.get(number, {}))
             frames = row_store.shard_frames(rows)
             self.cache.frames[number] = row_store.save(self.cache.folder, self.cache.key,
                                                        number, frames)

@@ -135,7 +135,7 @@ def _write_parts(frame: pd.DataFrame, positions: dict[str, np.ndarray], todo: li
 
 # --- the parts, and which of them changed ---------------------------------------------------
 
-def _part_keys(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+def part_keys(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """Part name -> positions of its rows (ascending)."""
     if frame.empty:
         return {}
@@ -144,7 +144,7 @@ def _part_keys(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     return {str(k): np.asarray(v) for k, v in keys.groupby(keys, sort=False).indices.items()}
 
 
-def _day_digests(tables: Any, context: str) -> dict[str, str] | None:
+def day_digests(tables: Any, context: str) -> dict[str, str] | None:
     """Part name -> what the rows of that day are made from: each run's id, result path and
     file sha256 with its columns computed across files (and the agentic quality columns of
     the day), under the build context. None when a file's sha256 is unknown."""
@@ -157,10 +157,10 @@ def _day_digests(tables: Any, context: str) -> dict[str, str] | None:
         return None
     across = _row_hashes(runs, ("run_id", "result_path", *_ACROSS_FILES))
     agentic = _row_hashes(tables.agentic, ("run_id", *_AGENTIC_ACROSS))
-    agentic_days = _part_keys(tables.agentic)
+    agentic_days = part_keys(tables.agentic)
     ids, sha_values = runs["run_id"].astype(str).to_numpy(), shas.to_numpy()
     out: dict[str, str] = {}
-    for day, where in _part_keys(runs).items():
+    for day, where in part_keys(runs).items():
         digest = hashlib.sha256(f"{FORMAT}\0{context}\0".encode())
         digest.update("\0".join(ids[where]).encode())
         digest.update("\0".join(sha_values[where]).encode())
@@ -215,7 +215,7 @@ def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
     folder are kept. Returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = _Manifest(cache_dir, out_dir)
-    days = _day_digests(tables, context) if cache_dir is not None else None
+    days = day_digests(tables, context) if cache_dir is not None else None
     written: list[Path] = []
     done: dict[str, str] = {}
     index: dict[str, Any] = {"format": FORMAT, "tables": {}}
@@ -224,7 +224,7 @@ def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
         columns = [str(c) for c in frame.columns]
         folder = out_dir / name
         folder.mkdir(parents=True, exist_ok=True)
-        positions = _part_keys(frame)
+        positions = part_keys(frame)
         order = sorted(positions, key=_order)
         todo = []
         for part in order:

@@ -6,6 +6,9 @@ A page's inputs are its table row (with its frontier marks), the sha256 of its r
 build cache; the shell page it is rendered into is compared as a whole (a changed theme, nav
 or policy re-renders every page). The manifest lives in the build cache folder, one per
 output folder, as plain JSON; a page counts only if its file is still in the output folder.
+Whole days are settled first: when a day's digest (its runs, their files' hashes and the
+columns computed across files: `generator.downloads.day_digests`) is the one its pages were
+built from, its pages stand without their rows being converted or hashed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from generator.run_pages import RUN_ID, Shell
 
-FORMAT = 1
+FORMAT = 2
 
 
 def page_digest(row: dict[str, Any], source_sha: str | None, context: str) -> str | None:
@@ -42,6 +45,9 @@ class PageManifest:
     path: Path | None
     shell: str = ""
     pages: dict[str, str] = field(default_factory=dict)
+    days: dict[str, str] = field(default_factory=dict)
+    """Run date -> digest of what every result of that day is made from
+    (`generator.downloads.day_digests`)."""
 
     @classmethod
     def load(cls, cache_dir: Path | None, out_dir: Path) -> PageManifest:
@@ -57,7 +63,23 @@ class PageManifest:
                 or not isinstance(data.get("pages"), dict):
             return cls(path)
         pages = {str(k): str(v) for k, v in data["pages"].items()}
-        return cls(path, str(data.get("shell", "")), pages)
+        days: dict[str, Any] = data["days"] if isinstance(data.get("days"), dict) else {}
+        return cls(path, str(data.get("shell", "")), pages,
+                   {str(k): str(v) for k, v in days.items()})
+
+    def standing_days(self, run_ids: list[str], days_of: list[str],
+                      days: dict[str, str] | None, out_dir: Path) -> set[str]:
+        """Run ids whose page stands without looking at their rows: their day's digest is
+        the one their page was built from, and the page is still in the output folder."""
+        if not days:
+            return set()
+        same = {day for day, digest in days.items() if self.days.get(day) == digest}
+        try:
+            present = set(os.listdir(out_dir / "runs"))
+        except OSError:
+            return set()
+        return {run_id for run_id, day in zip(run_ids, days_of, strict=True)
+                if day in same and run_id in self.pages and run_id in present}
 
     def standing(self, rows: list[dict[str, Any]], digests: list[str | None],
                  out_dir: Path) -> set[str]:
@@ -71,13 +93,13 @@ class PageManifest:
                 keep.add(run_id)
         return keep
 
-    def save(self, shell: str, pages: dict[str, str]) -> None:
+    def save(self, shell: str, pages: dict[str, str], days: dict[str, str] | None) -> None:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "shell": shell, "pages": pages}),
-                       encoding="utf-8")
+        tmp.write_text(json.dumps({"format": FORMAT, "shell": shell, "pages": pages,
+                                   "days": days or {}}), encoding="utf-8")
         tmp.replace(self.path)
 
 
@@ -86,17 +108,19 @@ def drop_stale(out_dir: Path, run_ids: set[str], result_paths: set[str]) -> int:
     removed = 0
     runs = out_dir / "runs"
     if runs.is_dir():
-        for entry in runs.iterdir():
-            if entry.is_dir() and RUN_ID.match(entry.name) and entry.name not in run_ids:
-                shutil.rmtree(entry)
-                removed += 1
+        with os.scandir(runs) as entries:
+            for entry in entries:
+                if entry.name not in run_ids and entry.is_dir(follow_symlinks=False) \
+                        and RUN_ID.match(entry.name):
+                    shutil.rmtree(entry.path)
+                    removed += 1
     results = out_dir / "results"
     if results.is_dir():
-        for folder, _dirs, files in os.walk(results):
+        top = os.fspath(results)
+        for folder, _dirs, files in os.walk(top):
+            prefix = "results" + folder[len(top):].replace(os.sep, "/") + "/"
             for name in files:
-                path = Path(folder) / name
-                rel = "results/" + path.relative_to(results).as_posix()
-                if rel not in result_paths:
-                    path.unlink()
+                if prefix + name not in result_paths:
+                    os.unlink(os.path.join(folder, name))
                     removed += 1
     return removed

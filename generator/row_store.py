@@ -39,16 +39,31 @@ def _encode(frame: pd.DataFrame) -> tuple[pa.Table, list[str]]:
         isinstance(v, (list, dict)) for v in frame[c].to_numpy())]
     flat = frame.copy()
     for column in containers:
-        flat[column] = [None if v is None else json.dumps(v, ensure_ascii=False)
-                        for v in flat[column].to_numpy()]
+        memo: dict[Any, str] = {}  # most cells repeat a few lists (reasons, flags)
+        out = []
+        for value in flat[column].to_numpy():
+            key = tuple(value) if isinstance(value, list) and all(
+                isinstance(v, str) for v in value) else None
+            if key is None:
+                out.append(None if value is None else json.dumps(value, ensure_ascii=False))
+            else:
+                if key not in memo:
+                    memo[key] = json.dumps(value, ensure_ascii=False)
+                out.append(memo[key])
+        flat[column] = out
     return pa.Table.from_pandas(flat, preserve_index=False), containers
 
 
 def _decode(table: pa.Table, containers: list[str]) -> pd.DataFrame:
+    """The frame, containers decoded (each distinct text once: equal cells share one list,
+    which the build only ever replaces, never changes in place)."""
     frame = table.to_pandas()
     for column in containers:
-        frame[column] = pd.Series([None if v is None else json.loads(v)
-                                   for v in frame[column].to_numpy()], dtype=object)
+        codes, texts = pd.factorize(frame[column].to_numpy(dtype=object), use_na_sentinel=True)
+        values = np.empty(len(texts) + 1, dtype=object)
+        values[:-1] = [json.loads(text) for text in texts]
+        values[-1] = None
+        frame[column] = pd.Series(values[codes], dtype=object)
     return frame
 
 

@@ -32,6 +32,7 @@ from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
 from generator.build_cache import context_digest
 from generator.csp import CSP, secure_pages
+from generator.downloads import day_digests, part_keys
 from generator.history_views import series_views
 from generator.latest import board_views
 from generator.page_manifest import PageManifest, drop_stale, page_digest, shell_digest
@@ -81,11 +82,19 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
             tempfile.TemporaryDirectory(prefix=".epbench-site-", dir=out_dir.parent) as built:
         with _timed("start result-page workers"):
             on_front = frontier_by_run(tables.points)
+            run_ids = tables.runs["run_id"].astype(str).tolist()
+            days = day_digests(tables, context) if cache_dir is not None else None
+            day_of = [""] * len(run_ids)
+            for day, where in part_keys(tables.runs).items():
+                for i in where:
+                    day_of[i] = day
+            settled = manifest.standing_days(run_ids, day_of, days, out_dir)
+            rest = tables.runs[~tables.runs["run_id"].astype(str).isin(settled).to_numpy()]
             rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
-                    for r in records(tables.runs)]
+                    for r in records(rest)]
             digests = [page_digest(r, sha_of.get(str(r.get("result_path"))), context)
                        if cache_dir is not None else None for r in rows]
-            standing = manifest.standing(rows, digests, out_dir)
+            standing = settled | manifest.standing(rows, digests, out_dir)
             if cache_dir is None:
                 for name in _KEPT:
                     shutil.rmtree(out_dir / name, ignore_errors=True)
@@ -116,19 +125,26 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
             with _timed(f"result pages (rest; {len(todo)} rendered, {len(standing)} kept)"):
                 pages.wait()
                 if standing and shell_digest(shell) != manifest.shell:
-                    again = ResultPages([r for r in rows if str(r["run_id"]) in standing],
-                                        results_dir, out_dir, Path(tmp) / "shell-again")
+                    kept = tables.runs[tables.runs["run_id"].astype(str).isin(settled)
+                                       .to_numpy()]
+                    again = ResultPages(
+                        [r for r in rows if str(r["run_id"]) in standing]
+                        + [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
+                           for r in records(kept)],
+                        results_dir, out_dir, Path(tmp) / "shell-again")
                     try:
                         again.release(shell)
                         again.wait()
                     finally:
                         again.close()
-                drop_stale(out_dir, {str(r["run_id"]) for r in rows},
-                           {str(r.get("result_path")) for r in rows})
+                drop_stale(out_dir, set(run_ids),
+                           set(tables.runs["result_path"].astype(str).tolist()))
         finally:
             pages.close()
-    manifest.save(shell_digest(shell), {str(r["run_id"]): d for r, d in
-                                        zip(rows, digests, strict=True) if d is not None})
+    kept_digests = {run_id: manifest.pages[run_id] for run_id in settled}
+    manifest.save(shell_digest(shell), {**kept_digests, **{
+        str(r["run_id"]): d for r, d in zip(rows, digests, strict=True) if d is not None}},
+        days)
     return out_dir
 
 
