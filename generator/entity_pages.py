@@ -43,11 +43,10 @@ def _price_history(runs: pd.DataFrame) -> list[dict[str, Any]]:
         return []
     rows = runs[["date", "blended_usd_per_mtok", "run_id"]].dropna(subset=["date"])
     rows = rows.sort_values(["date", "run_id"])
-    out: list[dict[str, Any]] = []
-    for row in records(rows):
-        if not out or row["blended_usd_per_mtok"] != out[-1]["blended_usd_per_mtok"]:
-            out.append(row)
-    return out
+    price, before = rows["blended_usd_per_mtok"], rows["blended_usd_per_mtok"].shift()
+    same = (price == before) | (price.isna() & before.isna())
+    same.iloc[:1] = False  # the first card is a change
+    return records(rows[~same.to_numpy()])
 
 
 def endpoint_page(endpoint_id: str, tables: Any, latest: dict[str, pd.DataFrame],
