@@ -19,6 +19,7 @@ from generator.checks import (
     division,
     endpoint_identity,
     evidence,
+    imported_bounds,
     pareto,
     plausible,
     schedule,
@@ -66,6 +67,7 @@ def check_result(
         out += agentic.check_agentic(result, file)
     out += pareto.check_pareto(result, file)
     out += plausible.check_plausible(result, file)
+    out += imported_bounds.check_imported(result, file)
     out += dates.check_dates(result, file, now=now)
     out += division.check_division(result["endpoint"], file, "/endpoint")
     out += division.check_ranking(result, file)
