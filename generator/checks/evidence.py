@@ -121,7 +121,9 @@ def recompute(result: Mapping[str, Any], records: list[dict[str, Any]]) -> dict[
         ordered = sorted(trials.values(), key=lambda r: (order.get(r.task, len(order)), r.trial))
         card = (result.get("endpoint") or {}).get("pricing")
         return {"agentic": summarize_agentic(tasks, int(spec["trials"]), ordered, card)}
-    out = summarize_run(RunSpec.from_json(header.get("spec")), records)
+    legacy = any(isinstance(p, Mapping) and "ci95" in (p.get("itl_ms") or {})
+                 for p in result.get("points") or [])  # written before ITL lost its interval
+    out = summarize_run(RunSpec.from_json(header.get("spec")), records, itl_interval=legacy)
     return {key: out.get(key) for key in _SERVING_FIGURES}
 
 
