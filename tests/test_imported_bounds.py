@@ -159,3 +159,25 @@ def test_the_bounds_leave_epbench_results_to_the_journal_checks(tmp_path: Path) 
     assert check_imported(result, "x.json") != []
     result["source"]["format"] = "epbench"
     assert check_imported(result, "x.json") == []
+
+
+def test_an_imported_result_that_names_a_known_endpoint_is_held_to_its_file(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(DATA / "endpoints", project / "endpoints")
+    (project / "workloads").mkdir()
+    written = import_vllm(tmp_path / "in", lambda doc: None)
+    doc = json.loads(written.read_text())
+    doc["endpoint"].update(id="acme-llama-8b", provider="Not Acme")  # a real endpoint's id
+    target = project / "results" / "alice" / "acme-llama-8b" / written.name
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(doc))
+    (finding,) = [f for f in validate_paths([target]).findings if f.severity == "reject"]
+    assert (finding.check, finding.pointer) == ("endpoint.identity", "/endpoint/provider")
+    own = project / "results" / "alice" / "vllm-own" / written.name
+    doc["endpoint"]["id"] = "vllm-own"  # an id of its own, with no file: accepted
+    target.unlink()  # (one run id per results tree)
+    own.parent.mkdir(parents=True)
+    own.write_text(json.dumps(doc))
+    assert not validate_paths([own]).blocking

@@ -79,9 +79,12 @@ def check_result(
         out += evidence.check_evidence(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
-        if not imported and results_root(path) is not None:  # what is submitted, or published
-            out += endpoint_identity.check_endpoint_identity(
-                result, endpoint_identity.index_for(index.project), file)
+        if results_root(path) is not None:  # what is submitted, or published
+            endpoints = endpoint_identity.index_for(index.project)
+            # an imported result may name an endpoint of its own, but one that names a known
+            # endpoint is held to its file like any other (else it could speak for it)
+            if not imported or endpoints.get(result["endpoint"]["id"]) is not None:
+                out += endpoint_identity.check_endpoint_identity(result, endpoints, file)
     return out
 
 
