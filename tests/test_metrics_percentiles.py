@@ -116,3 +116,20 @@ def test_bootstrap_statistics_are_bit_identical_to_numpy_percentile_over_each_re
     for q, row in zip(qs, expected, strict=True):
         low, high = np.percentile(row, [2.5, 97.5])
         assert intervals[q] == (round(float(low), 6), round(float(high), 6))
+
+
+@pytest.mark.parametrize("case", range(200))
+def test_percentiles_are_bit_identical_to_numpy_percentile(case):
+    import numpy as np
+
+    from epcore.metrics.percentiles import percentile, summarize
+
+    rng = random.Random(1000 + case)
+    n = rng.choice([1, 2, 3, 4, 9, 10, 64, 661, 662, rng.randint(1, 20000)])
+    values = ([float(rng.randint(0, 9)) for _ in range(n)] if case % 2
+              else [rng.lognormvariate(1, 2) for _ in range(n)])
+    dist = summarize(values, seed=None, digits=None)
+    for name, q in (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99)):
+        assert dist[name] == float(np.percentile(values, q))
+    q = rng.uniform(0, 100)
+    assert percentile(values, q) == float(np.percentile(values, q))

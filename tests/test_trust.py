@@ -391,3 +391,24 @@ def test_a_changed_inter_token_interval_is_still_caught(submitted: Path) -> None
     found = one_rejection(submitted)
     assert found.check == "evidence.recomputed"
     assert found.pointer == "/points/0/itl_ms/ci95/p50/0"
+
+
+def test_a_second_validation_takes_the_verdict_from_the_cache_and_not_from_recomputing(
+    submitted: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from generator.checks import evidence as evidence_check
+    from generator.checks import verified
+
+    assert findings(submitted) == []
+    keys = verified.cache_dir() / "keys"
+    assert len(keys.read_bytes().splitlines()) >= 1
+
+    def refuse(*_: Any) -> dict[str, Any]:
+        raise AssertionError("recomputed although remembered")
+
+    monkeypatch.setattr(evidence_check, "recompute", refuse)
+    assert findings(submitted) == []
+    monkeypatch.undo()
+    edit(submitted, lambda doc: doc["points"][0]["ttft_ms"].update(
+        p50=doc["points"][0]["ttft_ms"]["p50"] * (1 + 1e-6)))  # a new key: recomputed, caught
+    assert one_rejection(submitted).check == "evidence.recomputed"
