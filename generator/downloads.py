@@ -34,8 +34,10 @@ FORMAT = 1
 DATED = ("runs", "points", "agentic", "history")
 WHOLE = ("endpoints",)
 UNDATED = "undated"
-_ACROSS_FILES = ("rankable", "unranked_reasons", "flags", "quality", "quality_below", "bfcl")
-"""Run columns a build computes from more than the run's own file (or from the clock)."""
+_ACROSS_FILES = ("rankable", "unranked_reasons", "flags", "quality", "quality_below", "bfcl",
+                 "journal_path")
+"""Run columns a build computes from more than the run's own file (from other files, the
+clock, or the journal beside it)."""
 _AGENTIC_ACROSS = ("quality", "quality_reference_run", "quality_reference_rate",
                    "quality_reference_low", "quality_reference_high", "quality_p",
                    "quality_below")

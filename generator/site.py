@@ -137,8 +137,10 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
                         again.wait()
                     finally:
                         again.close()
-                drop_stale(out_dir, set(run_ids),
-                           set(tables.runs["result_path"].astype(str).tolist()))
+                drop_stale(out_dir, set(run_ids), {
+                    str(v) for k in ("result_path", "journal_path")
+                    if k in tables.runs.columns
+                    for v in tables.runs[k].dropna().tolist() if v})
         finally:
             pages.close()
     kept_digests = {run_id: manifest.pages[run_id] for run_id in settled}
