@@ -195,7 +195,7 @@ def test_downloads_hold_exactly_the_visible_rows(chrome: Any, site_url: str) -> 
 def test_the_run_page_journal_link_downloads_the_journal_the_result_pins(
     chrome: Any, site_url: str, built_site: Path,
 ) -> None:
-    runs = json.loads((built_site / "data" / "runs.json").read_text(encoding="utf-8"))
+    runs = read_table(built_site / "data", "runs")
     row = next(r for r in runs if r["journal_path"] and r["rankable"])
     doc = json.loads((built_site / row["result_path"]).read_text(encoding="utf-8"))
     pinned = doc["evidence"]
