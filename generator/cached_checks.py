@@ -25,6 +25,7 @@ from generator.tables import (
     POINT_COLUMNS,
     RUN_COLUMNS,
     STORED,
+    TABLE_COLUMNS,
     RowMaker,
     Rows,
     Tables,
@@ -55,8 +56,8 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     else:  # pragma: no cover - a fresh cache always has its frames
         raise RuntimeError("build cache: no frames after checking every file")
     cache.save()
-    tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel)), report,
-                                project)
+    tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel), TABLE_COLUMNS),
+                                report, project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
     return tables
 
@@ -160,7 +161,7 @@ class CachedChecks:
                         return None
                     rows[rel] = unpacked
             rows.update(fresh_by_shard.get(number, {}))
-            frames = row_store.shard_frames(rows)
+            frames = row_store.shard_frames(rows, TABLE_COLUMNS)
             self.cache.frames[number] = row_store.save(self.cache.folder, self.cache.key,
                                                        number, frames)
             self.cache.dirty.add(number)

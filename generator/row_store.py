@@ -105,13 +105,10 @@ def load(folder: Path, key: bytes, number: int,
         return None
 
 
-def shard_frames(rows: dict[str, Any]) -> dict[str, pd.DataFrame]:
-    """One shard's frames from its files' rows (file -> `Rows` of lists in column order),
-    files in name order: the one way both a full and an incremental build make them, so
-    both give the same columns and dtypes."""
-    from generator.tables import AGENTIC_COLUMNS, POINT_COLUMNS, RUN_COLUMNS
-
-    columns = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
+def shard_frames(rows: dict[str, Any], columns: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+    """One shard's frames from its files' rows (file -> `Rows` of lists in the order of
+    `columns`, table -> its columns), files in name order: the one way both a full and an
+    incremental build make them, so both give the same columns and dtypes."""
     out = {}
     for name in NAMES:
         lists = [[*row, rel] for rel in sorted(rows) for row in getattr(rows[rel], name)]
@@ -119,7 +116,8 @@ def shard_frames(rows: dict[str, Any]) -> dict[str, pd.DataFrame]:
     return out
 
 
-def assemble(shards: list[dict[str, pd.DataFrame]], order: list[str]) -> dict[str, pd.DataFrame]:
+def assemble(shards: list[dict[str, pd.DataFrame]], order: list[str],
+             columns: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
     """The tables' rows: every shard's frames together, only the files in `order` (the
     accepted results), in that order; dtypes inferred once over the whole."""
     position = {rel: i for i, rel in enumerate(order)}
@@ -127,7 +125,7 @@ def assemble(shards: list[dict[str, pd.DataFrame]], order: list[str]) -> dict[st
     for name in NAMES:
         parts = [shard[name] for shard in shards if not shard[name].empty]
         if not parts:
-            parts = [shard_frames({})[name]]
+            parts = [shard_frames({}, columns)[name]]
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         where = frame[SOURCE].map(position)
         keep = where.notna().to_numpy()

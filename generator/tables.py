@@ -87,6 +87,8 @@ HISTORY_COLUMNS = [
     "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
 ]
 TABLE_NAMES = ("runs", "points", "agentic", "endpoints", "history")
+TABLE_COLUMNS = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
+"""The tables made from results' rows, with their columns in row order."""
 
 
 @dataclass
@@ -478,8 +480,8 @@ def tables_from_checked(checked: list[Checked], report: Report, results_dir: Pat
             for n, columns in (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS),
                                ("agentic", AGENTIC_COLUMNS))))
         order.append(rel)
-    shards = [shard_frames(by_shard[n]) for n in sorted(by_shard)]
-    return tables_from_frames(assemble(shards, order), report, project)
+    shards = [shard_frames(by_shard[n], TABLE_COLUMNS) for n in sorted(by_shard)]
+    return tables_from_frames(assemble(shards, order, TABLE_COLUMNS), report, project)
 
 
 def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
