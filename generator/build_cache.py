@@ -53,7 +53,7 @@ def default_folder(project: Path, results_dir: Path) -> Path:
     return project / ".cache" / "epbench-build" / tree
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path | str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -61,7 +61,7 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _stat(path: Path) -> list[int] | None:
+def _stat(path: Path | str) -> list[int] | None:
     try:
         info = os.stat(path, follow_symlinks=False)
     except OSError:
@@ -186,7 +186,7 @@ class BuildCache:
         """The file's stamp and its entry when the entry still describes it (else None);
         `stat` is the file's [size, mtime_ns] when the caller has it already."""
         self.seen.add(rel)
-        journal = Path(os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX)
+        journal = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
         journal_stat = _stat(journal)
         now = Stamp(stat or _stat(path), journal_stat=journal_stat)
         entry = self._shard(self._shard_of(rel)).get(rel)

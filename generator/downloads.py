@@ -211,13 +211,17 @@ class _Manifest:
 
 
 def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
-                 context: str = "") -> list[Path]:
+                 context: str = "", days: dict[str, str] | None = None) -> list[Path]:
     """Write every table into `out_dir` (the layout of the module docstring) and the index;
     with `cache_dir`, parts whose digest did not change since the last build into the same
-    folder are kept. Returns the files written."""
+    folder are kept (`days`: `day_digests(tables, context)` when the caller has them).
+    Returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = _Manifest(cache_dir, out_dir)
-    days = day_digests(tables, context) if cache_dir is not None else None
+    if cache_dir is None:
+        days = None
+    elif days is None:
+        days = day_digests(tables, context)
     written: list[Path] = []
     done: dict[str, str] = {}
     index: dict[str, Any] = {"format": FORMAT, "tables": {}}

@@ -220,13 +220,17 @@ def _shell_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def frontier_by_run(points: Any) -> dict[str, list[str]]:
-    """Run id -> ids of its points on the frontier, from the `points` table's `on_pareto`.
+def frontier_by_run(points: Any, run_ids: Any = None) -> dict[str, list[str]]:
+    """Run id -> ids of its points on the frontier, from the `points` table's `on_pareto`
+    (only of `run_ids` when given).
 
     The run page marks these, so it shows the board's frontier: epcore's, over the points
     the validator kept (not the file's own `pareto` list, which may name rejected points).
     """
     out: dict[str, list[str]] = {}
+    if run_ids is not None:
+        points = points[points["run_id"].isin(run_ids).to_numpy()]
+    points = points[points["on_pareto"].fillna(False).astype(bool).to_numpy()]
     for run_id, point, on in zip(points["run_id"], points["point"], points["on_pareto"],
                                  strict=True):
         if bool(on):

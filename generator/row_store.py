@@ -120,16 +120,15 @@ def assemble(shards: list[dict[str, pd.DataFrame]], order: list[str],
              columns: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
     """The tables' rows: every shard's frames together, only the files in `order` (the
     accepted results), in that order; dtypes inferred once over the whole."""
-    position = {rel: i for i, rel in enumerate(order)}
+    position = pd.Index(order)
     out = {}
     for name in NAMES:
         parts = [shard[name] for shard in shards if not shard[name].empty]
         if not parts:
             parts = [shard_frames({}, columns)[name]]
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        where = frame[SOURCE].map(position)
-        keep = where.notna().to_numpy()
-        ranks = where.to_numpy()[keep].astype(np.int64)
-        picked = frame.iloc[np.flatnonzero(keep)[np.argsort(ranks, kind="stable")]]
+        where = position.get_indexer(frame[SOURCE])  # -1: not accepted
+        keep = where >= 0
+        picked = frame.iloc[np.flatnonzero(keep)[np.argsort(where[keep], kind="stable")]]
         out[name] = picked.drop(columns=SOURCE).reset_index(drop=True).infer_objects()
     return out

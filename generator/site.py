@@ -81,7 +81,6 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     with tempfile.TemporaryDirectory(prefix="epbench-site-") as tmp, \
             tempfile.TemporaryDirectory(prefix=".epbench-site-", dir=out_dir.parent) as built:
         with _timed("start result-page workers"):
-            on_front = frontier_by_run(tables.points)
             run_ids = tables.runs["run_id"].astype(str).tolist()
             days = day_digests(tables, context) if cache_dir is not None else None
             day_of = [""] * len(run_ids)
@@ -90,6 +89,8 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
                     day_of[i] = day
             settled = manifest.standing_days(run_ids, day_of, days, out_dir)
             rest = tables.runs[~tables.runs["run_id"].astype(str).isin(settled).to_numpy()]
+            on_front = frontier_by_run(tables.points, None if not settled else set(
+                rest["run_id"].astype(str)))
             rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
                     for r in records(rest)]
             digests = [page_digest(r, sha_of.get(str(r.get("result_path"))), context)
@@ -120,13 +121,14 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
             data = out_dir / "data"
             with _timed("tables to data/"):
                 if write is not None:
-                    write(tables, data, cache_dir=cache_dir, context=context)
+                    write(tables, data, cache_dir=cache_dir, context=context, days=days)
                 _write_views(tables, data / "view")
             with _timed(f"result pages (rest; {len(todo)} rendered, {len(standing)} kept)"):
                 pages.wait()
                 if standing and shell_digest(shell) != manifest.shell:
                     kept = tables.runs[tables.runs["run_id"].astype(str).isin(settled)
                                        .to_numpy()]
+                    on_front = frontier_by_run(tables.points)
                     again = ResultPages(
                         [r for r in rows if str(r["run_id"]) in standing]
                         + [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
