@@ -79,12 +79,17 @@ def _measure(page: object, control: str, value: str) -> float:
 
 
 def add_one(results: Path, index: int) -> Path:
-    """One more serving result (a new run id), as a contributor's pull request would add."""
+    """One more serving result (a new run id, also when `--keep` reuses a tree that an
+    earlier run added to), as a contributor's pull request would add."""
     from datetime import date
 
-    doc = serving_result(index, ENDPOINTS[0], date(2026, 11, 28), CLIENT_REGIONS[0], "alice",
-                         random.Random(index))
-    path = result_path(results, doc)
+    while True:
+        doc = serving_result(index, ENDPOINTS[0], date(2026, 11, 28), CLIENT_REGIONS[0],
+                             "alice", random.Random(index))
+        path = result_path(results, doc)
+        if not path.exists():
+            break
+        index += 1
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
