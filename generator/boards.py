@@ -131,8 +131,8 @@ BOARDS: dict[str, dict[str, Any]] = {
         "intro": [
             "Every result over time, per endpoint and workload. Until you pick an endpoint, "
             "a row stands for one endpoint, workload and client region on one day (the median "
-            "of its results; `results` says how many); picking an endpoint loads each of its "
-            "results. Pick the metric above the chart.",
+            "of its results; the “results” column says how many); picking an endpoint "
+            "loads each of its results. Pick the metric above the chart.",
         ],
         "source": "history",
         "where": {},
@@ -144,7 +144,7 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),
                     Column("usd_per_mtok_output", "run cost per M output tokens ($)"),
                     Column("success_rate", "success rate")],
-        "metrics": [("max_system_tps", "max system_tps (tokens/s)"),
+        "metrics": [("max_system_tps", "max system throughput (tokens/s)"),
                     ("ttft_p90_ms_best", "best TTFT p90 (ms)"),
                     ("usd_per_mtok_output", "USD per million output tokens"),
                     ("success_rate", "agentic success rate")],

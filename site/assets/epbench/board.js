@@ -622,7 +622,8 @@
       tabButtons[c.id] = b;
       tabs.appendChild(b);
     });
-    section.appendChild(tabs);
+    // One chart needs no choice: its title says what it is.
+    if (config.charts.length > 1) { section.appendChild(tabs); }
     if (config.metrics && config.metrics.length) {
       metricSelect = el('select', { name: 'metric' });
       config.metrics.forEach(function (m) {
@@ -632,7 +633,9 @@
       });
       metricSelect.addEventListener('change', function () { update('metric', metricSelect.value); });
       controls.metric = metricSelect;
-      section.appendChild(field('Metric', metricSelect, 'epb-f-metric'));
+      var metricField = field('Metric', metricSelect, 'epb-f-metric');
+      metricField.classList.add('epb-metric');
+      section.appendChild(metricField);
     }
     chartTitle = el('h2', { id: 'epb-chart-title', 'class': 'epb-chart-title' });
     chartCaption = el('p', { id: 'epb-chart-caption', 'class': 'epb-chart-caption' });
@@ -777,12 +780,26 @@
     return Math.max(280, Math.floor(chartHost.getBoundingClientRect().width) - 8);
   }
 
+  function metricLabel() {
+    var m = (config.metrics || []).filter(function (x) { return x.key === state.metric; })[0];
+    return m ? m.label : state.metric;
+  }
+
+  // The chart of a chosen metric names it on its value axis (embedded again when the metric
+  // changes; a filter change keeps the embedded view).
+  function specFor(c) {
+    if (c.reduce !== 'history_metric') { return c.spec; }
+    var spec = JSON.parse(JSON.stringify(c.spec));
+    if (spec.encoding && spec.encoding.y) { spec.encoding.y.title = metricLabel(); }
+    return spec;
+  }
+
   function embed(c) {
     var holder = el('div', { 'class': 'epb-chart-view', 'data-chart': c.id });
     chartHost.appendChild(holder);
-    var entry = { cfg: c, el: holder, view: null, ready: null };
+    var entry = { cfg: c, el: holder, view: null, ready: null, metric: state.metric };
     // fit-x with padding: axis labels and the legend fit inside the given width.
-    var spec = Object.assign({}, c.spec, { width: chartWidth(),
+    var spec = Object.assign({}, specFor(c), { width: chartWidth(),
       config: Object.assign({}, c.spec.config || {}, S.chartConfig()),
       autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
@@ -822,9 +839,16 @@
       return Promise.resolve();
     }
     var c = config.charts.filter(function (x) { return x.id === state.chart; })[0] || config.charts[0];
-    chartTitle.textContent = c.title;
+    var byMetric = c.reduce === 'history_metric';
+    var label = metricLabel();
+    chartTitle.textContent = byMetric ? label.charAt(0).toUpperCase() + label.slice(1) + ' over time' : c.title;
     chartCaption.textContent = c.caption;
-    if (metricSelect) { metricSelect.parentNode.hidden = c.reduce !== 'history_metric'; }
+    if (metricSelect) { metricSelect.parentNode.hidden = !byMetric; }
+    if (byMetric && charts[c.id] && charts[c.id].metric !== state.metric) {
+      if (charts[c.id].view) { charts[c.id].view.finalize(); }
+      charts[c.id].el.remove();
+      delete charts[c.id];
+    }
     Object.keys(charts).forEach(function (id) { charts[id].el.hidden = id !== c.id; });
     var entry = charts[c.id] || embed(c);
     entry.el.hidden = false;
@@ -832,7 +856,7 @@
     timings.reduce_ms = performance.now() - c0;
     var series = new Set(rows.map(function (r) { return r.series; })).size;
     document.getElementById('epb-chart-summary').textContent = rows.length
-      ? c.title + ': ' + S.plural(rows.length, 'mark') + ' for ' + S.plural(series, 'endpoint \u00b7 workload') + '.'
+      ? chartTitle.textContent + ': ' + S.plural(rows.length, 'mark') + ' for ' + S.plural(series, 'endpoint \u00b7 workload') + '.'
       : '';
     chartEmpty.hidden = rows.length > 0;
     chartHost.classList.toggle('epb-chart-none', rows.length === 0);

@@ -320,7 +320,12 @@
     var td = el('td', { 'class': 'epb-endpoint' });
     td.appendChild(el('a', { href: config.root + 'endpoints/' + encodeURIComponent(entry.endpoint_id) + '/',
       title: 'The endpoint\u2019s page: identity, prices, every result' }, entry.label));
-    td.appendChild(el('span', { 'class': 'epb-muted epb-sub' }, entry.row.provider + ' \u00b7 ' + entry.row.model));
+    // Provider and model each on one line: a narrow column breaks between them, never inside a name.
+    var sub = el('span', { 'class': 'epb-muted epb-sub' });
+    sub.appendChild(el('span', { 'class': 'epb-name' }, entry.row.provider + ' \u00b7'));
+    sub.appendChild(document.createTextNode(' '));
+    sub.appendChild(el('span', { 'class': 'epb-name' }, entry.row.model));
+    td.appendChild(sub);
     return td;
   }
 
@@ -372,6 +377,8 @@
     var params = new URLSearchParams(queryString(state).replace(/^[^?]*\??/, ''));
     if (picked.length) { params.set('endpoints', picked.join(',')); }
     compareAnchor.setAttribute('href', config.root + 'compare/?' + params.toString());
+    // A comparison needs two: with fewer ranked (and none ticked) there is nothing to offer.
+    compareAnchor.hidden = picked.length < 2;
     compareAnchor.textContent = ids.length >= 2 ? 'Compare the ' + picked.length + ' ticked endpoints'
       : 'Compare the top ' + picked.length + ' (or tick two to ' + config.compare_limit + ')';
   }
@@ -467,9 +474,11 @@
     return (d > 0 ? '+' : '') + S.fmt(d, 'num') + '%';
   }
 
+  // Every agentic result of the endpoint, ranked or not (the table says which); emulated ones
+  // only when asked for, as everywhere else.
   function agenticOf(entry) {
     return agentic.filter(function (a) { return a.endpoint_id === entry.endpoint_id &&
-      (a.rankable || state.emulated === '1'); });
+      (a.division !== 'emulated' || a.rankable || state.emulated === '1'); });
   }
 
   function bestAgentic(entry) {
@@ -539,7 +548,7 @@
     }
     var cols = [['endpoint_id', 'endpoint', ''], ['workload_id', 'workload', ''], ['success_rate', 'success rate', 'pct'],
       ['ci', '95% interval', ''], ['pass_hat_1', 'pass^1', 'pct'], ['usd_per_successful_task', 'per successful task ($)', 'usd'],
-      ['decision_ms_p90', 'decision p90 (ms)', 'ms'], ['date', 'date', '']];
+      ['decision_ms_p90', 'decision p90 (ms)', 'ms'], ['date', 'date', ''], ['ranked', 'ranked', '']];
     var table = el('table', { 'class': 'epb-table', id: 'epb-agentic-table' });
     var tr = el('tr');
     cols.forEach(function (c) { tr.appendChild(el('th', { scope: 'col' }, c[1])); });
@@ -548,7 +557,11 @@
     rows.forEach(function (a) {
       var r = el('tr');
       cols.forEach(function (c) {
-        if (c[0] === 'ci') {
+        if (c[0] === 'ranked') {
+          var why = S.unrankedReasons(a);
+          r.appendChild(el('td', { 'class': why.length ? 'epb-long' : '', title: why.join('; ') },
+            why.length ? 'not ranked: ' + why.join('; ') : 'ranked'));
+        } else if (c[0] === 'ci') {
           r.appendChild(el('td', { 'class': 'epb-num' }, S.fmt(a.success_ci_low, 'pct') + ' \u2013 ' + S.fmt(a.success_ci_high, 'pct')));
         } else if (c[2]) {
           r.appendChild(numCell(a[c[0]], c[2]));
@@ -567,7 +580,7 @@
   // ---------------------------------------------------------------- chart
   var chartBox, chartCaption, chartSummary, chartEmpty;
 
-  function buildChart() {
+  function buildChart(parent) {
     var s = el('section', { 'class': 'epb-charts', id: 'epb-buyer-chart', 'aria-label': 'Chart' });
     s.appendChild(el('h2', { id: 'epb-chart-title', 'class': 'epb-chart-title' },
       compareMode ? 'Their frontiers: throughput against per-user speed'
@@ -578,7 +591,7 @@
     chartEmpty = el('p', { 'class': 'epb-empty', id: 'epb-chart-empty', hidden: 'hidden' });
     chartSummary = el('p', { 'class': 'epb-chart-summary', id: 'epb-chart-summary', 'aria-live': 'polite' });
     [chartCaption, chartEmpty, chartBox, chartSummary].forEach(function (n) { s.appendChild(n); });
-    host.appendChild(s);
+    parent.appendChild(s);
   }
 
   function chartRows(list) {
@@ -600,8 +613,13 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var spec = Object.assign({}, config.chart, { width: width, config: Object.assign({},
-      config.chart.config || {}, S.chartConfig()), autosize: { type: 'fit-x', contains: 'padding' } });
+    var look = Object.assign({}, config.chart.config || {}, S.chartConfig());
+    if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
+      look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
+        labelLimit: Math.floor(width / 2) - 30 });
+    }
+    var spec = Object.assign({}, config.chart, { width: width, config: look,
+      autosize: { type: 'fit-x', contains: 'padding' } });
     chart.ready = window.vegaEmbed(chart.holder, spec, { mode: 'vega-lite', actions: false,
       renderer: 'canvas', ast: true, logLevel: 1 }).then(function (result) { chart.view = result.view; return chart; });
     return chart.ready;
@@ -664,8 +682,19 @@
     buildControls();
     S.paramNotes(host, read.problems);
     sync();
-    if (!compareMode) { rankedTable = el('div'); host.appendChild(rankedTable); }
-    buildChart();
+    if (compareMode) {
+      buildChart(host);
+    } else {
+      // The answer: the ranked table with the chart of the top endpoints beside it (under it on
+      // narrow screens, board.css).
+      var answer = el('div', { 'class': 'epb-answer', id: 'epb-answer' });
+      var left = el('div', { 'class': 'epb-answer-table' });
+      rankedTable = el('div');
+      left.appendChild(rankedTable);
+      answer.appendChild(left);
+      host.appendChild(answer);
+      buildChart(answer);
+    }
     window.addEventListener('popstate', function () {
       var again = readUrl(); state = again.state; S.paramNotes(host, again.problems); sync(); render();
     });
