@@ -81,9 +81,12 @@ def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame) 
     """One workload's page: its definition and its own leaderboard."""
     picker = None
     board = None
-    if doc.kind == "serving":
-        picker = buyer.page_config("home", ROOT, latest[latest["workload_id"] == doc.id]
-                                   if not latest.empty else latest)
+    source = latest if doc.kind == "serving" else tables.agentic
+    measured = not source.empty and bool((source["workload_id"] == doc.id).any())
+    if not measured:
+        pass  # no board of empty frames: the page says there is no result yet
+    elif doc.kind == "serving":
+        picker = buyer.page_config("home", ROOT, latest[latest["workload_id"] == doc.id])
     else:
         board = _narrowed("agentic", {"workload_id": doc.id}, tables.agentic,
                           f"Agentic results on {doc.id}")

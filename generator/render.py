@@ -19,6 +19,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from epcore.paths import site_sources_dir
+from generator import cost
+from generator.tables import price_known
 
 # Characters that could end the script element or start markup inside it; also the two line
 # separators JavaScript once treated as newlines.
@@ -137,7 +139,7 @@ def render(name: str, **context: Any) -> str:
 
 POINT_COLUMNS = [
     "point", "load", "issued", "completed", "failed", "system throughput (tok/s)",
-    "per-user speed (tok/s)",
+    "per-user speed (tok/s)", "cost per M output tokens",
     "TTFT p50 ms", "TTFT p90 ms", "TTFT p99 ms", "TPOT p90 ms", "ITL p90 ms", "E2E p90 ms",
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
@@ -176,7 +178,9 @@ def _dist(point: dict[str, Any], name: str, pct: str) -> Any:
     return dist.get(pct)
 
 
-def _point_row(point: dict[str, Any], frontier: set[str]) -> list[Any]:
+def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any]:
+    """One row of the run page's points table; `card` is the pinned price card (None when the
+    result's price is unknown), so an hourly endpoint's cost shows per point."""
     if "concurrency" in point:
         load = f"concurrency {point['concurrency']}"
     else:
@@ -194,6 +198,7 @@ def _point_row(point: dict[str, Any], frontier: set[str]) -> list[Any]:
     return [
         point.get("id"), load, requests.get("issued"), requests.get("completed"),
         requests.get("failed"), point.get("system_tps"), point.get("tps_per_user"),
+        fmt_usd(cost.serving_cost(card, [point]).usd_per_mtok_output) if card else "—",
         _dist(point, "ttft_ms", "p50"), _dist(point, "ttft_ms", "p90"),
         _dist(point, "ttft_ms", "p99"), _dist(point, "tpot_ms", "p90"),
         _dist(point, "itl_ms", "p90"), _dist(point, "e2e_ms", "p90"), point.get("goodput_rps"),
@@ -290,6 +295,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
     disclosure_doc["endpoint"] = {k: v for k, v in endpoint.items() if k != "pricing"}
     model = (endpoint.get("model") or {}).get("name", "")
     flags = row.get("flags")
+    card = endpoint.get("pricing") if price_known(doc) and endpoint.get("pricing") else None
     return {
         "title": f"{endpoint.get('provider', '')} {model}: {doc['workload']['id']}, "
                  f"{str(doc.get('started_at', ''))[:10]}",
@@ -300,7 +306,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "command": run_command(doc),
         "flags": list(flags) if isinstance(flags, list | tuple) else [],
         "point_columns": POINT_COLUMNS,
-        "points": [_point_row(p, frontier) for p in doc.get("points") or []],
+        "points": [_point_row(p, frontier, card) for p in doc.get("points") or []],
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
         "price_card": flatten(endpoint.get("pricing") or {}),
         "price_labels": PRICE_LABELS,

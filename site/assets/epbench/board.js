@@ -80,9 +80,13 @@
       var name = config.series.source;
       var drop = new Set(wanted.map(function (s) { return s.key; }));
       var rows = tables[name].filter(function (r) {
-        return r.results == null || !drop.has(r.endpoint_id + '\u0000' + r.workload_id);
+        return r._single || !drop.has(r.endpoint_id + '\u0000' + r.workload_id);
       });
-      lists.forEach(function (list) { Array.prototype.push.apply(rows, list); });
+      // A loaded row is one result: its "results" count is 1 (the daily rows count theirs).
+      lists.forEach(function (list) {
+        list.forEach(function (r) { r._single = true; if (r.results == null) { r.results = 1; } });
+        Array.prototype.push.apply(rows, list);
+      });
       wanted.forEach(function (s) { seriesLoaded[s.url] = true; });
       tables[name] = rows;
       sourceIndex = {};
@@ -250,12 +254,18 @@
     return wrap;
   }
 
+  // A page narrowed to one endpoint or workload shows no filter that has one choice there
+  // (its provider, its model, its endpoint): such a select would offer nothing.
+  var narrowed = Object.keys(config.table.where || {}).some(function (k) { return k !== 'workload_kind'; });
+
   function buildControls(form) {
     FILTERS.forEach(function (f) {
       if (!mainRows.length || !(f.column in mainRows[0])) { return; }
+      var values = distinct(f.column);
+      if (narrowed && values.length < 2 && !state[f.param]) { return; }
       var select = el('select', { name: f.param });
       select.appendChild(el('option', { value: '' }, 'All'));
-      distinct(f.column).forEach(function (v) {
+      values.forEach(function (v) {
         var option = el('option', null, v);
         option.value = v;
         select.appendChild(option);
@@ -333,7 +343,23 @@
   }
 
   // ---------------------------------------------------------------- table
-  var table, tbody, countEl, moreButton, noteEl;
+  var table, tbody, countEl, moreButton, noteEl, scrollHint, tableScroll;
+  var hintDone = false;
+
+  // A table wider than the page says so above it, with how many columns lie to the right (the
+  // endpoint column stays in place while it scrolls, board.css). Measured on the first render
+  // and on resize only: a filter change does not add columns.
+  function updateScrollHint() {
+    var edge = tableScroll.getBoundingClientRect().right;
+    var hidden = Array.prototype.filter.call(table.tHead.rows[0].cells, function (th) {
+      return th.getBoundingClientRect().right > edge + 1;
+    }).length;
+    scrollHint.hidden = hidden === 0;
+    scrollHint.textContent = hidden ? 'The table is wider than the page: scroll it sideways for ' +
+      S.plural(hidden, 'more column') + ' (' + Array.prototype.slice.call(table.tHead.rows[0].cells, -hidden)
+      .map(function (th) { return th.textContent.replace(/\s*\?$/, ''); }).slice(0, 4).join(', ') +
+      (hidden > 4 ? ', \u2026' : '') + ').' : '';
+  }
   var sortButtons = {};
 
   function buildTable(container) {
@@ -367,7 +393,10 @@
     tbody = el('tbody');
     table.appendChild(tbody);
     scroll.appendChild(table);
+    scrollHint = el('p', { 'class': 'epb-scroll-hint', id: 'epb-scroll-hint', hidden: 'hidden' });
+    container.appendChild(scrollHint);
     container.appendChild(scroll);
+    tableScroll = scroll;
     moreButton = el('button', { type: 'button', 'class': 'md-button', id: 'epb-more' }, 'Show more rows');
     moreButton.addEventListener('click', function () { shown += PAGE_SIZE; renderTable(); });
     container.appendChild(moreButton);
@@ -818,6 +847,7 @@
         var view = charts[id].view;
         if (view) { view.width(chartWidth()).runAsync(); }
       });
+      if (tableScroll) { updateScrollHint(); }
     }, 200);
   });
 
@@ -880,6 +910,7 @@
     filtered = sortedMain().filter(function (row) { return passes(row, state); });
     var t1 = performance.now();
     renderTable();
+    if (!board.renders && !hintDone) { hintDone = true; updateScrollHint(); }
     var t2 = performance.now();
     var runIds = new Set(filtered.map(function (r) { return r.run_id; }));
     var timings = { filter_ms: t1 - t0, table_ms: t2 - t1 };
