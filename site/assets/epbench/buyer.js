@@ -673,7 +673,8 @@
         system_tps: e.best ? e.best.system_tps : null, usd_per_mtok_output: e.best ? e.best.usd_per_mtok_output : null };
     }); },
     chosen: function () { return chosen.map(function (e) { return e.endpoint_id; }); },
-    chartData: function () { return chart.view ? chart.view.data('rows') : []; }
+    chartData: function () { return chart.view ? chart.view.data('rows') : []; },
+    view: function () { return chart.view; }
   };
 
   function start() {
