@@ -512,3 +512,36 @@ def test_compare_lists_the_agentic_results_of_its_endpoints_ranked_or_not(
     assert len(rows) == 1 and "acme-llama-8b" in rows[0] and "not ranked:" in rows[0], rows
     assert "No agentic result" not in _visible_text(page)
     page.context.close()
+
+
+def _luminance(css: str) -> float:
+    r, g, b = (int(x) / 255 for x in re.findall(r"[\d.]+", css)[:3])
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_buttons_are_legible_in_the_dark_palette(look: Any, site_url: str) -> None:
+    for path in ("", "serving/"):
+        page = look(site_url + path, "dark")
+        background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        colours = page.eval_on_selector_all(
+            ".md-content .md-button", "bs => bs.filter(b => b.offsetParent !== null)"
+            ".map(b => [b.textContent.trim(), getComputedStyle(b).color])")
+        assert colours, path
+        for text, colour in colours:
+            light, dark = sorted((_luminance(colour), _luminance(background)), reverse=True)
+            ratio = (light + 0.05) / (dark + 0.05)
+            assert ratio >= 4.5, (path, text, colour, background, round(ratio, 2))
+        page.context.close()
+
+
+def test_a_missing_figure_sits_in_its_column_like_the_figures(look: Any, site_url: str) -> None:
+    page = look(site_url + "cost/")
+    keys = page.eval_on_selector_all("#epb-table thead th", "t => t.map(x => x.dataset.key)")
+    column = keys.index("usd_per_successful_task") + 1
+    cells = page.eval_on_selector_all(
+        f"#epb-table tbody td:nth-child({column})",
+        "t => t.map(x => [x.innerText, getComputedStyle(x).textAlign])")
+    assert {"—", "$0.008"} <= {c[0] for c in cells}
+    assert {c[1] for c in cells} == {"right"}, cells
+    page.context.close()

@@ -420,6 +420,8 @@
       if (typeof value === 'number') {
         td.className = 'epb-num';
         td.title = String(value);
+      } else if (col.kind === 'num') {
+        td.className = 'epb-num';  // a missing figure sits where the figures do
       }
     }
     return td;

@@ -617,6 +617,7 @@
     if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
       look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
         labelLimit: Math.floor(width / 2) - 30 });
+      look.axisX = { tickCount: Math.max(4, Math.floor(width / 70)), labelOverlap: 'greedy', labelSeparation: 6 };
     }
     var spec = Object.assign({}, config.chart, { width: width, config: look,
       autosize: { type: 'fit-x', contains: 'padding' } });
