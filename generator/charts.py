@@ -58,7 +58,7 @@ def _finish(chart: alt.TopLevelMixin) -> dict[str, Any]:
     # The mode is given to vega-embed; the schema URL would only be a string naming another
     # origin, and the page names none.
     spec.pop("$schema", None)
-    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 220}
+    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 280}
     return spec
 
 

@@ -152,6 +152,7 @@ PRICE_LABELS = {
     "cache_write_input_usd_per_mtok": "cache write, per M tokens",
     "reasoning_usd_per_mtok": "reasoning, per M tokens",
     "usd_per_hour": "per hour of the deployment",
+    "power_kw": "power of the deployment (kW)",
     "effective_date": "effective from",
     "source_url": "source",
 }

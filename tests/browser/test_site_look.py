@@ -511,6 +511,10 @@ def test_compare_lists_the_agentic_results_of_its_endpoints_ranked_or_not(
                                      "rs => rs.map(r => r.innerText)")
     assert len(rows) == 1 and "acme-llama-8b" in rows[0] and "not ranked:" in rows[0], rows
     assert "No agentic result" not in _visible_text(page)
+    errors = page.eval_on_selector_all(
+        "#epb-diff-table tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText))"
+        ".filter(c => c[0] === 'error rate there')")
+    assert errors == [["error rate there", "0%", "0%", "same"]], errors  # was a bare dash
     page.context.close()
 
 
@@ -544,4 +548,37 @@ def test_a_missing_figure_sits_in_its_column_like_the_figures(look: Any, site_ur
         "t => t.map(x => [x.innerText, getComputedStyle(x).textAlign])")
     assert {"—", "$0.008"} <= {c[0] for c in cells}
     assert {c[1] for c in cells} == {"right"}, cells
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def unranked_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A site whose serving results are all unranked (the samples: no journals, one emulated),
+    as a first demo or a new deployment looks."""
+    from generator.site import build_site
+    from tests.browser.harness import serve
+    from tests.browser.site_data import make_project
+
+    project = make_project(tmp_path_factory.mktemp("unranked"), generated=0, xss=False)
+    site = build_site(project / "results", tmp_path_factory.mktemp("unranked-out") / "_site",
+                      project, base_url="")
+    with serve(site) as base:
+        yield base
+
+
+def test_with_nothing_ranked_the_home_and_compare_pages_say_so_and_still_compare(
+        look: Any, unranked_url: str) -> None:
+    page = look(unranked_url)
+    text = _visible_text(page)
+    assert "faster: none ranked yet." in text
+    assert "Nothing to draw: no ranked result on this workload yet." in text
+    for wrong in ("0 ranked endpoints", "The 0 highest", "0 points in 0 series", "top 0",
+                  "no endpoint meets this target"):
+        assert wrong not in text, wrong
+    page.context.close()
+    page = look(unranked_url + "compare/?emulated=1")  # nothing ranked: the top unranked three
+    assert len(page.evaluate("() => window.epbBuyer.chosen()")) == 3
+    assert page.evaluate("() => window.epbBuyer.chartData().length") > 0
+    text = _visible_text(page)
+    assert "No result for this workload yet" not in text and "Pick at least two" not in text
     page.context.close()

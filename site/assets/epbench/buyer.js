@@ -389,15 +389,18 @@
     var list = compareMode ? chosen : entries;
     var ranked = list.filter(function (e) { return e.rank; }).length;
     table.appendChild(el('caption', null, (compareMode ? 'The chosen endpoints' : 'Endpoints') + ' on ' +
-      state.workload + ' with ' + targetText() + ': ' + S.plural(ranked, 'ranked endpoint') +
-      ', best throughput first (newest result of each; # is the rank among all endpoints).'));
+      state.workload + ' with ' + targetText() + ': ' + (ranked
+        ? S.plural(ranked, 'ranked endpoint') + ', best throughput first (newest result of each; # is the rank among all endpoints).'
+        : list.length ? 'none ranked; unranked results, best throughput first (newest result of each).'
+          : state.emulated === '1' ? 'none yet.' : 'none ranked yet.')));
     table.appendChild(header(columns));
     var body = el('tbody');
     list.forEach(function (e) { body.appendChild(rankedRow(e, columns)); });
     if (!list.length) {
       var tr = el('tr');
       tr.appendChild(el('td', { colspan: String(columns.length), 'class': 'epb-empty' },
-        state.emulated === '1' ? 'No result for this workload yet.'
+        compareMode && entries.length ? 'Pick two to ' + config.compare_limit + ' endpoints above to compare them.'
+          : state.emulated === '1' ? 'No result for this workload yet.'
           : 'No rankable result for this workload yet. Tick \u201cInclude unranked results\u201d to see emulated ones.'));
       body.appendChild(tr);
     }
@@ -419,10 +422,11 @@
   // The entries to compare: per endpoint asked for, its best-placed entry (one client region).
   function pickChosen() {
     var ids = state.endpoints ? state.endpoints.split(',') : [];
-    if (!ids.length) {
-      entries.forEach(function (e) {
-        if (e.rank && ids.length < 3 && ids.indexOf(e.endpoint_id) < 0) { ids.push(e.endpoint_id); }
-      });
+    if (!ids.length) {  // the top three: ranked ones first, then those shown unranked
+      entries.filter(function (e) { return e.rank; }).concat(entries.filter(function (e) { return !e.rank; }))
+        .forEach(function (e) {
+          if (ids.length < 3 && ids.indexOf(e.endpoint_id) < 0) { ids.push(e.endpoint_id); }
+        });
     }
     var out = [];
     ids.forEach(function (id) {
@@ -469,7 +473,9 @@
   }
 
   function pct(a, b) {
-    if (a == null || b == null || b === 0) { return '\u2014'; }
+    if (a == null || b == null) { return '\u2014'; }
+    if (a === b) { return 'same'; }
+    if (b === 0) { return '\u2014'; }
     var d = (a - b) / Math.abs(b) * 100;
     return (d > 0 ? '+' : '') + S.fmt(d, 'num') + '%';
   }
@@ -543,7 +549,8 @@
     var rows = [];
     chosen.forEach(function (e) { agenticOf(e).forEach(function (a) { rows.push(a); }); });
     if (!rows.length) {
-      s.appendChild(el('p', { 'class': 'epb-note' }, 'No agentic result for these endpoints yet.'));
+      s.appendChild(el('p', { 'class': 'epb-note' }, chosen.length ? 'No agentic result for these endpoints yet.'
+        : 'Pick endpoints above to see their agentic results.'));
       return;
     }
     var cols = [['endpoint_id', 'endpoint', ''], ['workload_id', 'workload', ''], ['success_rate', 'success rate', 'pct'],
@@ -633,6 +640,8 @@
     if (state.target === 'speed' && rows.length) {
       rows.push({ kind: 'target', tps_per_user: targetValue(), label: targetText() });
     }
+    chartCaption.hidden = !list.length;
+    chartSummary.hidden = !list.length;
     chartCaption.textContent = (compareMode ? 'The chosen endpoints\u2019' : 'The ' + S.plural(list.length, 'highest-ranked endpoint') + '\u2019')
       + ' newest results on ' + state.workload + ': each measured point (faint when another point of the ' +
       'same result is both faster per user and higher in throughput), the frontier as a step, the point chosen at ' +
@@ -640,7 +649,11 @@
     chartSummary.textContent = S.plural(marks, 'point') + ' in ' + S.plural(list.length, 'series', 'series') + '.';
     chartEmpty.hidden = marks > 0;
     chartBox.hidden = marks === 0;
-    chartEmpty.textContent = marks ? '' : 'Nothing to draw: no endpoint meets this target on this workload.';
+    chartEmpty.textContent = marks ? '' : compareMode && !chosen.length && entries.length
+      ? 'Nothing to draw yet: pick two to ' + config.compare_limit + ' endpoints above.'
+      : entries.length ? 'Nothing to draw: no endpoint meets this target on this workload.'
+      : state.emulated === '1' ? 'Nothing to draw: no result on this workload yet.'
+        : 'Nothing to draw: no ranked result on this workload yet.';
     if (typeof window.vegaEmbed !== 'function' || !marks) { return Promise.resolve(); }
     var ready = chart.view ? Promise.resolve(chart) : embed();
     return ready.then(function (c) {
