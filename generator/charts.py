@@ -162,7 +162,7 @@ def success_chart() -> ChartSpec:
     interval = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("decision_ms_p90:Q", title="decision time p90 (ms)"),
         y=alt.Y("success_ci_low:Q", title="task success rate",
-                scale=alt.Scale(domain=[0, 1])),
+                scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         y2="success_ci_high:Q",
         color=SERIES,
     )
@@ -245,7 +245,9 @@ def usd_per_success_chart() -> ChartSpec:
 def history_chart() -> ChartSpec:
     """One metric over time per endpoint (the metric is chosen on the page)."""
     chart = _base().mark_line(point=True).encode(
-        x=alt.X("date:T", title="run date", axis=alt.Axis(format="%Y-%m-%d")),
+        # padding: the first and last run dates are not drawn on the plot's edges
+        x=alt.X("date:T", title="run date", axis=alt.Axis(format="%Y-%m-%d"),
+                scale=alt.Scale(padding=14)),
         y=alt.Y("value:Q", title="value of the chosen metric"),
         color=SERIES,
         order=alt.Order("date:T"),

@@ -41,7 +41,9 @@ def _price_history(runs: pd.DataFrame) -> list[dict[str, Any]]:
     date (per-token cards; hourly cards have no blended price)."""
     if "blended_usd_per_mtok" not in runs.columns:
         return []
-    rows = runs[["date", "blended_usd_per_mtok", "run_id"]].dropna(subset=["date"])
+    # An hourly card has no blended price: its results add no row (a dash read as "free").
+    rows = runs[["date", "blended_usd_per_mtok", "run_id"]].dropna(
+        subset=["date", "blended_usd_per_mtok"])
     rows = rows.sort_values(["date", "run_id"])
     out: list[dict[str, Any]] = []
     for row in records(rows):

@@ -582,3 +582,29 @@ def test_with_nothing_ranked_the_home_and_compare_pages_say_so_and_still_compare
     text = _visible_text(page)
     assert "No result for this workload yet" not in text and "Pick at least two" not in text
     page.context.close()
+
+
+def test_charts_label_shares_as_percentages_and_dates_as_dates(look: Any, site_url: str) -> None:
+    page = look(site_url + "agentic/?chart=success")
+    labels = _drawn_texts(page, "epbBoard", "axis-label")
+    assert "100%" in labels and "1.0" not in labels, labels
+    page.context.close()
+    page = look(site_url + "history/")
+    labels = _drawn_texts(page, "epbBoard", "axis-label")
+    dates = [x for x in labels if re.fullmatch(r"\d{4}-\d{2}-\d{2}", x)]
+    assert dates and not [x for x in labels if re.match(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", x)], \
+        labels
+    page.context.close()
+
+
+def test_workload_checks_and_hourly_prices_read_in_words(look: Any, site_url: str) -> None:
+    page = look(site_url + PAGE_TYPES["workload-empty"])
+    text = _visible_text(page)
+    assert "call 1: tool: get_order" in text and "call 2: argument reason (any of)" in text
+    assert "calls[0]" not in text and "reply_contains" not in text
+    page.context.close()
+    page = look(site_url + "endpoints/alice-h100-vllm/")  # priced per hour: no blended price
+    text = _visible_text(page)
+    assert "$3.60 per hour of the deployment" in text
+    assert "Blended 3:1 price of the cards" not in text  # was one row: a date and a dash
+    page.context.close()
