@@ -1,23 +1,24 @@
-"""Validating and aggregating 10,000 result files, each with its journal: how long.
+"""Validating 10,000 result files, each with its journal, from a cold start: how long.
 
-    python bench/validate_scale.py [--files 10000] [--requests 64] [--cold-sample 100]
+    python bench/validate_scale.py [--files 10000] [--requests 64]
 
 Generates a results/ tree of valid, distinct results in a temporary folder: each result has
 its own gzipped journal beside it (distinct bytes, so a distinct sha256), built from one of 20
 seeded journal templates (two closed-loop points, `--requests` measured requests each, 16
 output tokens a request), with figures computed by epcore.summary exactly as `epbench run`
-does. Endpoint and workload files are written so identity checks pass. Then, each timed from a
-cold start of its own:
+does. Endpoint and workload files are written so identity checks pass. Then, each timed:
 
-- cold: `validate_paths` on `--cold-sample` results with an empty recomputation cache: every
-  figure recomputed from its journal (the bootstrap intervals dominate); the per-result cost
-  is what a pull request's new results cost in CI;
-- warm: `validate_paths` on every result, after a validation of the same tree (the
-  recomputation cache, generator.checks.verified, holds their verdicts; each journal is still
-  read, inflated and hashed against its result);
+- cold: `validate_paths` on the whole tree with an empty recomputation cache, as CI on a
+  fresh machine runs it: every journal read, inflated and hashed, and every figure of every
+  point (percentiles, bootstrap intervals, windows, throughput, goodput, Pareto membership)
+  recomputed from it and compared with the result. This is the figure with the target;
+- warm: the same again, now that the recomputation cache (generator.checks.verified) holds
+  the verdicts of the cold run (each journal is still read, inflated and hashed);
 - `build_tables` on every result (validating and aggregating, as `epbench build` does).
 
-Target: validating 10,000 results with their journals in under 60 s on a 2-core machine.
+Target (issue 10): validating 10,000 results with their journals in under 60 s on a 2-core
+machine. Each line prints the CPU seconds and the load average beside the wall time, since a
+shared machine's other work lengthens the wall time but not the CPU time.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ sys.path.insert(0, str(ROOT))
 from epcore import evidence  # noqa: E402
 from epcore.runspec import PointSpec, RunSpec  # noqa: E402
 from epcore.summary import summarize_run  # noqa: E402
-from generator.checks import verified  # noqa: E402
 from generator.tables import build_tables  # noqa: E402
 from generator.validate import validate_paths  # noqa: E402
 
@@ -138,7 +138,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=64, help="measured requests a point")
-    parser.add_argument("--cold-sample", type=int, default=100)
     args = parser.parse_args()
     cpus = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="epbench-scale-") as tmp:
@@ -149,32 +148,27 @@ def main() -> int:
         print(f"generated {args.files} results, each with its journal ({2 * args.requests} "
               f"requests, {size} bytes gzipped), in {time.perf_counter() - started:.1f} s "
               f"({cpus} cpus)")
-        files = sorted((project / "results").rglob("*.json"))
-        sample = files[: args.cold_sample]
-        load_cold = os.getloadavg()[0]
-        report, cold_s, cold_cpu = timed(lambda: validate_paths(sample))
-        assert not report.blocking and len(report.files) == len(sample), report.render("text")
-        per = cold_s / len(sample)
-        print(f"cold:      {cold_s:6.2f} s for {len(sample)} results, {per * 1000:.0f} ms each "
-              f"(cpu {cold_cpu / len(sample) * 1000:.0f} ms each; load {load_cold:.1f}): "
-              f"{args.files} cold would take about {per * args.files / cpus:.0f} s on {cpus} "
-              "cpus")
-        for path in files:  # what a previous validation of this tree left behind
-            verified.remember(json.loads(path.read_text()))
+        results = project / "results"
+        runs = []
+        for name in ("cold", "warm"):
+            load = os.getloadavg()[0]
+            report, wall, cpu = timed(lambda: validate_paths([results]))
+            assert not report.blocking and len(report.files) == args.files, \
+                report.summary_line()
+            runs.append(wall)
+            print(f"{name + ':':10s} {wall:6.2f} s  {args.files / wall:6.0f} files/s  (cpu "
+                  f"{cpu:.1f} s, {cpu / args.files * 1000:.1f} ms a result; load average "
+                  f"{load:.1f} on {cpus} cpus)")
         load = os.getloadavg()[0]
-        report, validate_s, validate_cpu = timed(lambda: validate_paths([project / "results"]))
-        assert not report.blocking and len(report.files) == args.files, report.summary_line()
-        print(f"warm:      {validate_s:6.2f} s  {args.files / validate_s:8.0f} files/s  "
-              f"(cpu {validate_cpu:.1f} s; journals read and hashed, figures remembered)")
-        tables, build_s, build_cpu = timed(lambda: build_tables(project / "results", project))
+        tables, build_s, build_cpu = timed(lambda: build_tables(results, project))
         assert len(tables.runs) == args.files and len(tables.points) == 2 * args.files
-        print(f"aggregate: {build_s:6.2f} s  {args.files / build_s:8.0f} files/s  "
-              f"(cpu {build_cpu:.1f} s; validation included)")
-        print(f"load average at start: {load:.1f} on {cpus} cpus; on an idle machine "
-              f"warm validation would take about {validate_cpu / cpus:.1f} s")
-        verdict = "ok" if validate_s < 60 else "OVER the 60 s target"
-        print(f"validate with journals: {validate_s:.2f} s for {args.files} files: {verdict}")
-        return 0 if validate_s < 60 else 1
+        print(f"aggregate: {build_s:6.2f} s  {args.files / build_s:6.0f} files/s  (cpu "
+              f"{build_cpu:.1f} s; validation included, warm; load average {load:.1f})")
+        cold = runs[0]
+        verdict = "ok" if cold < 60 else "OVER the 60 s target"
+        print(f"validate {args.files} results with their journals, cold: {cold:.2f} s "
+              f"(target 60 s): {verdict}")
+        return 0 if cold < 60 else 1
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def load(path: Path, pinned: Mapping[str, Any]) -> list[dict[str, Any]]:
         if not line:
             continue
         try:
-            record = json.loads(line, parse_constant=_refuse, parse_float=_finite)
+            record = _DECODER.decode(line.decode("utf-8"))
         except ValueError:
             raise EvidenceError(f"journal line {number} is not JSON") from None
         if not isinstance(record, dict):
@@ -129,3 +129,7 @@ _INF = float("inf")
 
 def _refuse(name: str) -> Any:
     raise ValueError(f"{name} is not a number")
+
+
+# One decoder for every line (json.loads with hooks would build a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_refuse, parse_float=_finite)

@@ -97,9 +97,15 @@ def _values(records: list[dict[str, Any]], formula: Any) -> list[float]:
 
 
 def summarize_point(
-    point: PointSpec, records: list[dict[str, Any]], slo: Mapping[str, float], seed: int
+    point: PointSpec, records: list[dict[str, Any]], slo: Mapping[str, float], seed: int,
+    itl_interval: bool = False,
 ) -> dict[str, Any]:
-    """The result's `point` object from the journal records of one point."""
+    """The result's `point` object from the journal records of one point.
+
+    Inter-token latency has no `ci95`: a request's gaps are not independent draws (they share
+    its batch and its moment), so resampling gaps one by one would give an interval far too
+    narrow. `itl_interval` recomputes the one that results written before this rule carry.
+    """
     records = sorted(records, key=lambda r: r["seq"])
     measured = [r for r in records if not r.get("warmup")]
     ok = [r for r in measured if r["class"] == OK]
@@ -128,7 +134,8 @@ def summarize_point(
         errors=count_errors(measured),
         ttft_ms=summarize(_values(ok, latency.ttft_ms), seed=base + 1),
         tpot_ms=tpot,
-        itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)], seed=base + 3),
+        itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)],
+                         seed=base + 3 if itl_interval else None),
         e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
     )
     ttfa = _values(ok, latency.ttfa_ms)
@@ -261,15 +268,19 @@ def burst_block(
     return {"phases": phases, "recovery_s": recovery}
 
 
-def summarize_run(spec: RunSpec, records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """`points`, `pareto`, `retries`, (burst) `burst` and (when resumed) `resumes` of a result."""
+def summarize_run(
+    spec: RunSpec, records: Iterable[Mapping[str, Any]], itl_interval: bool = False
+) -> dict[str, Any]:
+    """`points`, `pareto`, `retries`, (burst) `burst` and (when resumed) `resumes` of a result
+    (`itl_interval`: see summarize_point)."""
     records = list(records)
     by_point: dict[str, list[dict[str, Any]]] = {}
     for record in dedupe(records):
         by_point.setdefault(record["point"], []).append(record)
     chosen = spec.points
     result_points = [
-        summarize_point(p, by_point.get(p.id, []), spec.slo, spec.seed) for p in chosen
+        summarize_point(p, by_point.get(p.id, []), spec.slo, spec.seed, itl_interval)
+        for p in chosen
     ]
     out: dict[str, Any] = {
         "points": result_points,

@@ -70,3 +70,66 @@ def test_one_percentile_is_the_same_linear_value_the_distribution_reports():
     # sorted 1..5, h = 4 * 0.9 = 3.6: 4 + 0.6 * (5 - 4) = 4.6
     assert percentile(values, 90) == pytest.approx(4.6) == summarize(values, seed=None)["p90"]
     assert percentile([], 50) is None
+
+
+
+def _numpy_statistics(values, qs, seed, resamples=1000):
+    """The definition in the module docstring, written the slow way: numpy.percentile over
+    every resample drawn by default_rng(seed), in the same batches."""
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    n = arr.size
+    resamples = max(100, min(resamples, 4_000_000 // n))
+    rng = np.random.default_rng(seed)
+    batch = max(1, min(resamples, 1_000_000 // n))
+    rows, done = [], 0
+    while done < resamples:
+        k = min(batch, resamples - done)
+        rows.append(np.percentile(arr[rng.integers(0, n, size=(k, n))], list(qs), axis=1))
+        done += k
+    return np.concatenate(rows, axis=1)
+
+
+@pytest.mark.parametrize("case", range(300))
+def test_bootstrap_statistics_are_bit_identical_to_numpy_percentile_over_each_resample(case):
+    import numpy as np
+
+    from epcore.metrics.percentiles import bootstrap_cis, bootstrap_statistics
+
+    rng = random.Random(case)
+    n = rng.choice([2, 3, 5, 7, 10, 63, 64, 65, 100, 333, 960, 1001, rng.randint(2, 5000)])
+    shape = case % 4
+    if shape == 0:  # continuous
+        values = [rng.lognormvariate(3, 1) for _ in range(n)]
+    elif shape == 1:  # heavy ties, as integer milliseconds give
+        values = [float(rng.randint(1, 6)) for _ in range(n)]
+    elif shape == 2:  # large magnitudes and tiny spreads, where rounding shows
+        values = [1e9 + rng.random() * 1e-3 for _ in range(n)]
+    else:  # mixed signs and a constant run
+        values = [rng.uniform(-5, 5) for _ in range(n // 2)] + [2.5] * (n - n // 2)
+    qs = rng.choice([(50.0, 90.0), (90.0,), (50.0,), (95.0, 99.0, 2.5), (rng.uniform(0, 100),)])
+    seed = rng.randint(0, 10**6)
+    expected = _numpy_statistics(values, qs, seed)
+    assert np.array_equal(bootstrap_statistics(np.asarray(values), qs, seed), expected)
+    intervals = bootstrap_cis(values, qs, seed)
+    for q, row in zip(qs, expected, strict=True):
+        low, high = np.percentile(row, [2.5, 97.5])
+        assert intervals[q] == (round(float(low), 6), round(float(high), 6))
+
+
+@pytest.mark.parametrize("case", range(200))
+def test_percentiles_are_bit_identical_to_numpy_percentile(case):
+    import numpy as np
+
+    from epcore.metrics.percentiles import percentile, summarize
+
+    rng = random.Random(1000 + case)
+    n = rng.choice([1, 2, 3, 4, 9, 10, 64, 661, 662, rng.randint(1, 20000)])
+    values = ([float(rng.randint(0, 9)) for _ in range(n)] if case % 2
+              else [rng.lognormvariate(1, 2) for _ in range(n)])
+    dist = summarize(values, seed=None, digits=None)
+    for name, q in (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99)):
+        assert dist[name] == float(np.percentile(values, q))
+    q = rng.uniform(0, 100)
+    assert percentile(values, q) == float(np.percentile(values, q))

@@ -354,3 +354,61 @@ def test_a_remembered_recomputation_still_checks_the_journal_and_the_figures(
     submitted.write_text(original)  # the remembered figures, and a different journal
     rewrite_journal(submitted, change, pin=False)
     assert one_rejection(submitted).check == "evidence.journal"  # the bytes, every time
+
+
+def test_inter_token_latency_carries_no_interval_but_per_request_figures_do(
+    submitted: Path,
+) -> None:
+    for point in json.loads(submitted.read_text())["points"]:
+        assert "ci95" not in point["itl_ms"]
+        assert set(point["ttft_ms"]["ci95"]) == {"p50", "p90"}
+
+
+def _with_old_itl_intervals(path: Path) -> dict[str, Any]:
+    """The result as code before the no-ITL-interval rule wrote it: every point's itl_ms with
+    its bootstrap ci95 (recomputed from the journal the way that code computed it)."""
+    from epcore.runspec import RunSpec
+    from epcore.summary import summarize_run
+
+    lines = [json.loads(x) for x in gzip.decompress(packed(path).read_bytes()).splitlines()]
+    spec = RunSpec.from_json(next(x for x in lines if x.get("type") == "run")["spec"])
+    old = summarize_run(spec, lines, itl_interval=True)["points"]
+    edit(path, lambda doc: [p.update(itl_ms=o["itl_ms"])
+                            for p, o in zip(doc["points"], old, strict=True)])
+    return json.loads(path.read_text())
+
+
+def test_a_result_written_with_inter_token_intervals_still_validates(submitted: Path) -> None:
+    doc = _with_old_itl_intervals(submitted)
+    assert all("ci95" in p["itl_ms"] for p in doc["points"])
+    assert findings(submitted) == []
+
+
+def test_a_changed_inter_token_interval_is_still_caught(submitted: Path) -> None:
+    doc = _with_old_itl_intervals(submitted)
+    low = doc["points"][0]["itl_ms"]["ci95"]["p50"][0]
+    edit(submitted, lambda d: d["points"][0]["itl_ms"]["ci95"]["p50"].__setitem__(0, low + 0.01))
+    found = one_rejection(submitted)
+    assert found.check == "evidence.recomputed"
+    assert found.pointer == "/points/0/itl_ms/ci95/p50/0"
+
+
+def test_a_second_validation_takes_the_verdict_from_the_cache_and_not_from_recomputing(
+    submitted: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from generator.checks import evidence as evidence_check
+    from generator.checks import verified
+
+    assert findings(submitted) == []
+    keys = verified.cache_dir() / "keys"
+    assert len(keys.read_bytes().splitlines()) >= 1
+
+    def refuse(*_: Any) -> dict[str, Any]:
+        raise AssertionError("recomputed although remembered")
+
+    monkeypatch.setattr(evidence_check, "recompute", refuse)
+    assert findings(submitted) == []
+    monkeypatch.undo()
+    edit(submitted, lambda doc: doc["points"][0]["ttft_ms"].update(
+        p50=doc["points"][0]["ttft_ms"]["p50"] * (1 + 1e-6)))  # a new key: recomputed, caught
+    assert one_rejection(submitted).check == "evidence.recomputed"

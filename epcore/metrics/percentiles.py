@@ -8,13 +8,15 @@
     insufficient: "p90" when n < 64, "p99" when n < 662
     ci95[p]    = the 2.5th and 97.5th percentiles (linear) of pXX over B bootstrap resamples
                  (n draws with replacement each), drawn by numpy.random.default_rng(seed);
-                 for p50 and p90, when n >= 2
+                 for p50 and p90, when n >= 2 and the sample's values are independent draws
+                 (not inter-token gaps, several of which come from one request)
 
 An empty sample gives None for every statistic and n = 0.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +43,14 @@ def percentile(values: Sequence[float] | np.ndarray, q: float) -> float | None:
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         return None
-    return float(np.percentile(arr, q))
+    return float(sorted_percentile(np.sort(arr), q))
+
+
+def sorted_percentile(ordered: np.ndarray, q: float) -> Any:
+    """pXX of values already sorted (along the last axis: one pXX per row of a 2-D array),
+    equal to the last bit to numpy.percentile on them, without its partition and copies."""
+    below, above, gamma = _interpolation(ordered.shape[-1], q)
+    return _lerp(ordered[..., below], ordered[..., above], gamma)
 
 
 def insufficient(n: int) -> list[str]:
@@ -67,24 +76,82 @@ def bootstrap_cis(
     recomputing a result's intervals in `epbench validate` affordable.
     """
     arr = np.asarray(values, dtype=float)
-    n = arr.size
-    if n < 2:
+    if arr.size < 2:
         return {q: None for q in qs}
+    stats = bootstrap_statistics(arr, qs, seed, resamples)
+    stats.sort(axis=1)
+    lows, highs = sorted_percentile(stats, 2.5), sorted_percentile(stats, 97.5)
+    return {q: (round(float(low), 6), round(float(high), 6))
+            for q, low, high in zip(qs, lows, highs, strict=True)}
+
+
+def bootstrap_statistics(
+    arr: np.ndarray, qs: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+) -> np.ndarray:
+    """pXX of each resample (one row per q), unrounded: what the intervals are taken from.
+
+    Equal, bit for bit, to numpy.percentile(arr[idx], qs, axis=1) over the resamples
+    idx = default_rng(seed).integers(0, n, (B, n)) (tests/test_metrics_percentiles.py checks
+    it), at a fraction of its cost.
+    """
+    n = arr.size
     resamples = max(100, min(resamples, _BOOTSTRAP_BUDGET // n))
     rng = np.random.default_rng(seed)
     stats = np.empty((len(qs), resamples))
     batch = max(1, min(resamples, 1_000_000 // n))
+    ordered, ranks = _ranked(arr)
+    where = [_interpolation(n, q) for q in qs]
+    # For n < 2**31 numpy draws the same integers as int32 as it does as int64, in less time.
+    draw = np.int32 if n < 2**31 else np.int64
     done = 0
     while done < resamples:
         k = min(batch, resamples - done)
-        idx = rng.integers(0, n, size=(k, n))
-        stats[:, done : done + k] = np.percentile(arr[idx], list(qs), axis=1)
+        idx = rng.integers(0, n, size=(k, n), dtype=draw)
+        drawn = np.take(ranks, idx)  # each draw's place in `ordered`: small ints sort fast
+        drawn.sort(axis=1)
+        for row, (below, above, gamma) in enumerate(where):
+            stats[row, done : done + k] = _lerp(
+                ordered[drawn[:, below]], ordered[drawn[:, above]], gamma)  # numpy's pXX
         done += k
-    out: dict[float, tuple[float, float] | None] = {}
-    for q, row in zip(qs, stats, strict=True):
-        low, high = np.percentile(row, [2.5, 97.5])
-        out[q] = (round(float(low), 6), round(float(high), 6))
-    return out
+    return stats
+
+
+def _ranked(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values sorted, and each value's position among them (as the smallest int type).
+
+    A resample's k-th smallest value is `ordered[k-th smallest of its drawn positions]`, so
+    the resamples are sorted as small integers instead of partitioned as floats; ties do not
+    matter, since equal values are interchangeable in every order statistic.
+    """
+    order = np.argsort(arr, kind="stable")
+    ranks = np.empty(arr.size, dtype=np.int16 if arr.size <= np.iinfo(np.int16).max else np.intp)
+    ranks[order] = np.arange(arr.size)
+    return arr[order], ranks
+
+
+@functools.lru_cache(maxsize=4096)
+def _interpolation(n: int, q: float) -> tuple[int, int, float]:
+    """numpy's linear method for n sorted values: the two neighbours and the weight.
+
+    Computed as numpy.percentile computes it (virtual index (n - 1)·q, with q the fraction
+    q/100 as numpy divides it), so each statistic is the one numpy.percentile over the
+    resample would give, to the last bit (tests/test_metrics_percentiles.py compares them).
+    """
+    fraction = np.true_divide(np.asarray([q], dtype=float), 100)
+    virtual = (n - 1) * fraction
+    below = np.floor(virtual)
+    if virtual[0] >= n - 1:
+        return n - 1, n - 1, float(virtual[0] - below[0])
+    return int(below[0]), int(below[0]) + 1, float(virtual[0] - below[0])
+
+
+def _lerp(a: Any, b: Any, t: float) -> Any:
+    """numpy.percentile's interpolation between neighbours, operation for operation."""
+    gamma = np.float64(t)
+    diff = b - a
+    if gamma >= 0.5:
+        return b - diff * (1 - gamma)
+    return a + diff * gamma
 
 
 def summarize(
@@ -102,9 +169,9 @@ def summarize(
         out = {name: None for name, _ in QUANTILES}
         out.update(mean=None, n=0, insufficient=insufficient(0))
         return out
-    qs = np.percentile(arr, [q for _, q in QUANTILES])
-    for (name, _), value in zip(QUANTILES, qs, strict=True):
-        out[name] = _round(float(value), digits)
+    ordered = np.sort(arr)
+    for name, q in QUANTILES:
+        out[name] = _round(float(sorted_percentile(ordered, q)), digits)
     out["mean"] = _round(float(arr.mean()), digits)
     out["n"] = n
     if seed is not None and n >= 2:
