@@ -393,6 +393,9 @@ def test_price_cards_keep_names_on_one_line_and_prices_in_dollars(
     names = {r[0]: r for r in rows}
     assert names["acme-llama-70b"][4:7] == ["$0.45", "$0.90", "—"], names["acme-llama-70b"]
     assert names["lab-h100-vllm"][8] == "$4.00"
+    # Every column in view at 1366 px, the source link included (long text wraps instead).
+    assert page.eval_on_selector(".epb-cards", "t => t.parentNode.scrollWidth"
+                                 " <= t.parentNode.clientWidth")
     assert page.evaluate(WRAPPED, ".epb-cards tbody td:nth-child(-n+3)") == []
     right = page.eval_on_selector_all(".epb-cards tbody td:nth-child(5)",
                                       "t => t.map(x => getComputedStyle(x).textAlign)")
