@@ -368,7 +368,8 @@ WHOLE_DOLLARS = re.compile(r"^\$\d{1,3}(\.\d)?$")  # "$1", "$4.5": dollars print
 
 def test_dollars_are_printed_with_cents_on_tables_people_read(look: Any, site_url: str) -> None:
     for path, selector in (("", "#epb-ranked td"), ("cost/", "#epb-table td"),
-                           ("cost/", ".epb-cards td"), (PAGE_TYPES["endpoint"], ".epb-entity td"),
+                           ("cost/", ".epb-price-cards td"),
+                           (PAGE_TYPES["endpoint"], ".epb-entity td"),
                            (PAGE_TYPES["run-agentic"], ".epb-result td")):
         page = look(site_url + path)
         cells = page.eval_on_selector_all(selector, "t => t.map(x => x.innerText.trim())")
@@ -389,15 +390,16 @@ def test_price_cards_keep_names_on_one_line_and_prices_in_dollars(
         look: Any, site_url: str) -> None:
     page = look(site_url + "cost/")
     rows = page.eval_on_selector_all(
-        ".epb-cards tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText.trim()))")
+        ".epb-price-cards tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText.trim()))")
     names = {r[0]: r for r in rows}
     assert names["acme-llama-70b"][4:7] == ["$0.45", "$0.90", "—"], names["acme-llama-70b"]
     assert names["lab-h100-vllm"][8] == "$4.00"
     # Every column in view at 1366 px, the source link included (long text wraps instead).
-    assert page.eval_on_selector(".epb-cards", "t => t.parentNode.scrollWidth"
+    assert page.eval_on_selector(".epb-price-cards table", "t => t.parentNode.scrollWidth"
                                  " <= t.parentNode.clientWidth")
-    assert page.evaluate(WRAPPED, ".epb-cards tbody td:nth-child(-n+3)") == []
-    right = page.eval_on_selector_all(".epb-cards tbody td:nth-child(5)",
+    # Names stay on one line; only long text (the XSS payloads here) may wrap.
+    assert page.evaluate(WRAPPED, ".epb-price-cards tbody td:nth-child(-n+3):not(.epb-long)") == []
+    right = page.eval_on_selector_all(".epb-price-cards tbody td:nth-child(5)",
                                       "t => t.map(x => getComputedStyle(x).textAlign)")
     assert set(right) == {"right"}
     page.context.close()
