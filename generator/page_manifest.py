@@ -67,7 +67,8 @@ class PageManifest:
             run_id = str(row.get("run_id", ""))
             if digest is not None and self.pages.get(run_id) == digest and \
                     (out_dir / "runs" / run_id / "index.html").is_file() and \
-                    (out_dir / str(row.get("result_path", ""))).is_file():
+                    (out_dir / str(row.get("result_path", ""))).is_file() and \
+                    (not row.get("journal_path") or (out_dir / str(row["journal_path"])).is_file()):
                 keep.add(run_id)
         return keep
 
@@ -82,7 +83,7 @@ class PageManifest:
 
 
 def drop_stale(out_dir: Path, run_ids: set[str], result_paths: set[str]) -> int:
-    """Remove result pages and raw copies of results no longer in the tables."""
+    """Remove result pages and raw copies of results (and journals) no longer in the tables."""
     removed = 0
     runs = out_dir / "runs"
     if runs.is_dir():

@@ -24,6 +24,7 @@ from typing import Any
 
 from markupsafe import escape
 
+from epcore.evidence import SUFFIX
 from generator.render import environment, result_context
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,8 @@ class _Body:
     raw: bytes
     title: str
     html: str
+    journal: tuple[Path, str] | None = None
+    """(the journal in the results tree, where it goes in the site), for a result with one."""
 
 
 def _render_bodies(rows: list[dict[str, Any]], results_dir: Path) -> list[_Body]:
@@ -148,8 +151,20 @@ def _render_bodies(rows: list[dict[str, Any]], results_dir: Path) -> list[_Body]
         # plain json here halves the time of 10,000 pages.
         context = result_context(json.loads(raw), row, root="../../")
         bodies.append(_Body(run_id, rel, raw, str(escape(context["title"])),
-                            template.render(**context)))
+                            template.render(**context), _journal(row, rel, results_dir)))
     return bodies
+
+
+def _journal(row: dict[str, Any], rel: str, results_dir: Path) -> tuple[Path, str] | None:
+    """Where a row's journal is and goes: beside its result, in the tree and in the site."""
+    journal = row.get("journal_path")
+    if not journal:
+        return None
+    journal = str(journal)
+    if journal != rel.removesuffix(".json") + SUFFIX:  # the tables only ever write this
+        log.warning("not copying a journal with an unexpected path: %r", journal)
+        return None
+    return results_dir / journal.removeprefix("results/"), journal
 
 
 def _write_pages_out(bodies: list[_Body], out_dir: Path, shell: Shell) -> int:
@@ -160,6 +175,8 @@ def _write_pages_out(bodies: list[_Body], out_dir: Path, shell: Shell) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
         target.write_bytes(body.raw)
+        if body.journal is not None:  # copied with its result: only new or changed ones
+            shutil.copyfile(body.journal[0], out_dir / body.journal[1])
         head = shell.head.replace(SHELL_TITLE, body.title).replace(
             f"{SHELL_DIR}/", f"runs/{body.run_id}/")
         page = out_dir / "runs" / body.run_id / "index.html"

@@ -121,7 +121,8 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
                     finally:
                         again.close()
                 drop_stale(out_dir, {str(r["run_id"]) for r in rows},
-                           {str(r.get("result_path")) for r in rows})
+                           {str(r.get(k)) for r in rows for k in ("result_path", "journal_path")
+                            if r.get(k)})
         finally:
             pages.close()
     manifest.save(shell_digest(shell), {str(r["run_id"]): d for r, d in

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from epcore import evidence
 from epcore.documents import DocumentError, load_document
 from epcore.metrics.pareto import frontier
 from epcore.pricing import card_on
@@ -42,7 +43,8 @@ RUN_COLUMNS = [
     "workload_id", "workload_version", "workload_kind", "pattern", "date", "started_at",
     "finished_at", "harness_version", "quick", "disclosure_score", "flags", "rankable",
     "unranked_reasons",
-    "source_format", "result_path", "page", "points", "max_system_tps", "tps_per_user_at_max_tps",
+    "source_format", "result_path", "journal_path", "page", "points", "max_system_tps",
+    "tps_per_user_at_max_tps",
     "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
     "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
     "usd_per_mtok_output_today", "success_rate", "pass_hat_1", "usd_per_successful_task",
@@ -205,6 +207,15 @@ class _Builder:
             return path.as_posix()
         return f"results/{rel.as_posix()}"
 
+    def journal_path(self, path: Path, doc: dict[str, Any]) -> str | None:
+        """The journal beside a result that pins one (validation has checked it is there and
+        hashes to the pin), as the site copies it; None for a result without evidence (and for
+        an imported one, whose journal nothing checked)."""
+        if not doc.get("evidence") or (doc.get("source") or {}).get("format",
+                                                                     "epbench") != "epbench":
+            return None
+        return self.result_path(path.with_name(path.stem + evidence.SUFFIX))
+
     def add(self, item: Checked) -> None:
         doc: dict[str, Any] = item.document
         endpoint = doc["endpoint"]
@@ -250,6 +261,7 @@ class _Builder:
             "flags": flags,
             "source_format": (doc.get("source") or {}).get("format", "epbench"),
             "result_path": self.result_path(item.path),
+            "journal_path": self.journal_path(item.path, doc),
             "page": f"runs/{doc['run_id']}/",
             "points": len(kept),
             "disclosure_missing": score.missing,

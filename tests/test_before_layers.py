@@ -33,7 +33,7 @@ ADDED = {
                 "quality_reference_low", "quality_reference_high", "quality_p", "quality_below",
                 "unranked_reasons"},
     "points": {"unranked_reasons"},
-    "runs": {"quality", "quality_below", "bfcl", "unranked_reasons"},
+    "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path"},
 }
 
 

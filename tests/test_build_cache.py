@@ -171,8 +171,17 @@ def test_only_result_pages_whose_inputs_changed_are_rendered_again(project: Path
     build_site(results, out, project, "")
     pages = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
     assert len(pages) > 20
+    journals = {p: p.stat().st_mtime_ns for p in (out / "results").rglob("*.events.jsonl.gz")}
+    assert len(journals) >= 10  # each journaled result's, beside its raw copy, byte for byte
+    assert all(p.read_bytes() == (results / p.relative_to(out / "results")).read_bytes()
+               for p in journals)
     _changed, doc, removed, removed_id = change_one_remove_one(results)
     build_site(results, out, project, "")
+    gone = (out / "results" / removed.relative_to(results)).with_suffix(".events.jsonl.gz")
+    assert gone in journals and not gone.exists()  # dropped with its result
+    kept = [p for p in journals if p.exists()]
+    assert kept and all(p.stat().st_mtime_ns == journals[p] for p in kept  # not copied again
+                        if doc["run_id"][:8] not in p.name)
     after = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/index.html")}
     assert removed_id not in after
     assert not (out / "results" / removed.relative_to(results)).exists()

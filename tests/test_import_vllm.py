@@ -71,3 +71,16 @@ def test_a_file_without_a_date_needs_date_and_never_gets_its_modification_time(
     assert "date (not in the file; the run's end is the --date given)" in result["source"][
         "unmapped"]
     assert "unread key: tokenizer_id" in result["source"]["unmapped"]
+
+
+def test_a_metric_that_is_not_a_number_is_listed_as_ignored_not_dropped_silently(
+    tmp_path: Path,
+) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    doc["p90_ttft_ms"] = "80"  # a string: the importer cannot use it
+    source = tmp_path / "bench.json"
+    source.write_text(json.dumps(doc))
+    written = import_results("vllm-bench", source, tmp_path / "results" / "alice", None)
+    result = json.loads(written[0].read_text())
+    assert result["points"][0]["ttft_ms"]["p90"] is None
+    assert "p90_ttft_ms (not a finite number: ignored)" in result["source"]["unmapped"]

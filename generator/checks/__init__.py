@@ -19,6 +19,7 @@ from generator.checks import (
     division,
     endpoint_identity,
     evidence,
+    imported_bounds,
     pareto,
     plausible,
     schedule,
@@ -66,6 +67,7 @@ def check_result(
         out += agentic.check_agentic(result, file)
     out += pareto.check_pareto(result, file)
     out += plausible.check_plausible(result, file)
+    out += imported_bounds.check_imported(result, file)
     out += dates.check_dates(result, file, now=now)
     out += division.check_division(result["endpoint"], file, "/endpoint")
     out += division.check_ranking(result, file)
@@ -77,9 +79,12 @@ def check_result(
         out += evidence.check_evidence(result, path, file)
     if index is not None:
         out += check_workload_sha(result, index, file)
-        if not imported and results_root(path) is not None:  # what is submitted, or published
-            out += endpoint_identity.check_endpoint_identity(
-                result, endpoint_identity.index_for(index.project), file)
+        if results_root(path) is not None:  # what is submitted, or published
+            endpoints = endpoint_identity.index_for(index.project)
+            # an imported result may name an endpoint of its own, but one that names a known
+            # endpoint is held to its file like any other (else it could speak for it)
+            if not imported or endpoints.get(result["endpoint"]["id"]) is not None:
+                out += endpoint_identity.check_endpoint_identity(result, endpoints, file)
     return out
 
 

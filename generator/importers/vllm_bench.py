@@ -7,7 +7,8 @@ output_throughput, and per metric (ttft, tpot, itl, e2el) mean_<m>_ms, median_<m
 p<N>_<m>_ms for the percentiles chosen with --metric-percentiles (99 by default). Percentiles
 the file does not carry stay null; tps_per_user needs p90 TPOT (run with
 --metric-percentiles 50,90,95,99). A file without `date` needs `--date` (the importer never
-takes a date from the file system); every key it does not read is listed in `source.unmapped`.
+takes a date from the file system); every key it does not read, and every metric that is not a
+finite number, is listed in `source.unmapped`.
 """
 
 from __future__ import annotations
@@ -131,6 +132,8 @@ def convert(path: Path, when: datetime | None = None) -> list[dict[str, Any]]:
     if not isinstance(doc.get("date"), str) or ended is when:
         unmapped.append("date (not in the file; the run's end is the --date given)")
     unmapped += unmapped_keys("unread key", doc, _read)
+    unmapped += [f"{str(key)[:200]} (not a finite number: ignored)" for key in sorted(doc)
+                 if _METRIC_KEY.match(str(key)) and _num(doc, key) is None]
     started = ended - timedelta(seconds=duration)
     dataset = str(doc.get("dataset_name") or "unknown")
     result: dict[str, Any] = {

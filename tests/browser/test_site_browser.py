@@ -5,6 +5,8 @@ inert, and every control works from the keyboard."""
 from __future__ import annotations
 
 import csv
+import gzip
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -186,6 +188,30 @@ def test_downloads_hold_exactly_the_visible_rows(chrome: Any, site_url: str) -> 
         page.click("#epb-json")
     rows = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
     assert [r["run_id"] for r in rows] == visible
+    page.context.close()
+
+
+def test_the_run_page_journal_link_downloads_the_journal_the_result_pins(
+    chrome: Any, site_url: str, built_site: Path,
+) -> None:
+    runs = json.loads((built_site / "data" / "runs.json").read_text(encoding="utf-8"))
+    row = next(r for r in runs if r["journal_path"] and r["rankable"])
+    doc = json.loads((built_site / row["result_path"]).read_text(encoding="utf-8"))
+    pinned = doc["evidence"]
+    page, log = _open(chrome, site_url + row["page"], downloads=True)
+    line = page.locator(".epb-evidence").inner_text()
+    assert f"download, {pinned['lines']} lines, sha256 {pinned['sha256']}" in line
+    with page.expect_download() as info:
+        page.locator(".epb-evidence a").click()
+    data = Path(info.value.path()).read_bytes()
+    assert info.value.suggested_filename == Path(row["journal_path"]).name
+    assert hashlib.sha256(gzip.decompress(data)).hexdigest() == pinned["sha256"]
+    assert log.problems() == []
+    page.context.close()
+    bare = next(r for r in runs if not r["journal_path"])  # a sample without a journal
+    page, _ = _open(chrome, site_url + bare["page"])
+    assert page.locator(".epb-evidence").inner_text().startswith("Journal (evidence): none")
+    assert page.locator(".epb-evidence a").count() == 0
     page.context.close()
 
 
