@@ -58,7 +58,7 @@ def _finish(chart: alt.TopLevelMixin) -> dict[str, Any]:
     # The mode is given to vega-embed; the schema URL would only be a string naming another
     # origin, and the page names none.
     spec.pop("$schema", None)
-    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 220}
+    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 280}
     return spec
 
 
@@ -71,8 +71,8 @@ def pareto_chart() -> ChartSpec:
     frontier = base.transform_filter("datum.frontier").mark_line(
         interpolate="step-before", strokeWidth=2
     ).encode(
-        x=alt.X("tps_per_user:Q", title="tps_per_user (output tokens/s per user)"),
-        y=alt.Y("system_tps:Q", title="system_tps (output tokens/s)"),
+        x=alt.X("tps_per_user:Q", title="per-user speed (output tokens/s per user)"),
+        y=alt.Y("system_tps:Q", title="system throughput (output tokens/s)"),
         color=SERIES,
         order=alt.Order("tps_per_user:Q"),
     )
@@ -89,16 +89,17 @@ def pareto_chart() -> ChartSpec:
         title="Throughput against per-user speed (Pareto frontier)",
         caption=(
             "For each endpoint and workload, the frontier over every point of the filtered "
-            "results: the highest system_tps reachable at each tps_per_user or faster, drawn "
-            "as a step. Faint points are below the frontier (drawn when at most 400 points "
-            "match)."
+            "results: the highest system throughput reachable at each per-user speed or "
+            "faster, drawn as a step. Faint points are below the frontier (drawn when at most "
+            "400 points match)."
         ),
         source="points",
         reduce="frontier",
         fields=("tps_per_user", "system_tps"),
         spec=_finish(alt.layer(frontier, points)),
         alt_columns=[("series", "endpoint · workload"), ("point", "point"),
-                     ("tps_per_user", "tps_per_user"), ("system_tps", "system_tps"),
+                     ("tps_per_user", "per-user speed (tok/s)"),
+                     ("system_tps", "system throughput (tok/s)"),
                      ("run_id", "run")],
     )
 
@@ -132,7 +133,7 @@ def ttft_chart() -> ChartSpec:
 def cost_chart() -> ChartSpec:
     """USD per million output tokens against tps_per_user."""
     chart = _base().mark_point(filled=True, size=60).encode(
-        x=alt.X("tps_per_user:Q", title="tps_per_user (output tokens/s per user)"),
+        x=alt.X("tps_per_user:Q", title="per-user speed (output tokens/s per user)"),
         y=alt.Y("usd_per_mtok_output:Q", title="USD per million output tokens"),
         color=SERIES,
         tooltip=["series:N", "point:N", "tps_per_user:Q", "usd_per_mtok_output:Q", "n:Q"],
@@ -143,15 +144,15 @@ def cost_chart() -> ChartSpec:
         caption=(
             "Median over the filtered results per endpoint, workload and point id of the "
             "point's USD per million output tokens (price card pinned at run time) and its "
-            "tps_per_user. Points without a price are not drawn."
+            "per-user speed. Points without a price are not drawn."
         ),
         source="points",
         reduce="cost_by_speed",
         fields=("tps_per_user", "usd_per_mtok_output"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("point", "point"),
-                     ("tps_per_user", "tps_per_user"),
-                     ("usd_per_mtok_output", "USD/Mtok output"), ("n", "n")],
+                     ("tps_per_user", "per-user speed (tok/s)"),
+                     ("usd_per_mtok_output", "USD per M output tokens"), ("n", "n")],
     )
 
 
@@ -161,7 +162,7 @@ def success_chart() -> ChartSpec:
     interval = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("decision_ms_p90:Q", title="decision time p90 (ms)"),
         y=alt.Y("success_ci_low:Q", title="task success rate",
-                scale=alt.Scale(domain=[0, 1])),
+                scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         y2="success_ci_high:Q",
         color=SERIES,
     )
@@ -244,7 +245,9 @@ def usd_per_success_chart() -> ChartSpec:
 def history_chart() -> ChartSpec:
     """One metric over time per endpoint (the metric is chosen on the page)."""
     chart = _base().mark_line(point=True).encode(
-        x=alt.X("date:T", title="run date"),
+        # padding: the first and last run dates are not drawn on the plot's edges
+        x=alt.X("date:T", title="run date", axis=alt.Axis(format="%Y-%m-%d"),
+                scale=alt.Scale(padding=14)),
         y=alt.Y("value:Q", title="value of the chosen metric"),
         color=SERIES,
         order=alt.Order("date:T"),

@@ -11,6 +11,7 @@ page through autoescaped Jinja inside raw HTML, never as Markdown.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,8 @@ def _workload_doc(path: Path, kind: str) -> WorkloadDoc:
         tasks.append({
             "id": _text(task.get("id")),
             "description": _text(task.get("description") or task.get("title")),
-            "checks": flatten(checks) if isinstance(checks, dict | list) else [],
+            "checks": [_check_in_words(k, v) for k, v in flatten(checks)]
+            if isinstance(checks, dict | list) else [],
         })
     top_checks = data.get("checks")
     if isinstance(top_checks, dict | list):
@@ -223,6 +225,34 @@ def _workload_doc(path: Path, kind: str) -> WorkloadDoc:
         tasks=tasks,
         file=f"workloads/{kind}/{path.name}",
     )
+
+
+_CHECK_WORDS = [  # a task check's flattened path -> how the workload page says it
+    (re.compile(r"^calls\[(\d+)\]\.tool$"), "call {n}: tool"),
+    (re.compile(r"^calls\[(\d+)\]\.arguments\.(.+)$"), "call {n}: argument {name}"),
+    (re.compile(r"^state\[(\d+)\]\.path$"), "final state {n}: the value at"),
+    (re.compile(r"^state\[(\d+)\]\.equals$"), "final state {n}: must equal"),
+    (re.compile(r"^reply_contains$"), "the reply contains each of"),
+    (re.compile(r"^reply_contains\[(\d+)\]$"), "the reply contains one of"),
+    (re.compile(r"^extra_calls$"), "calls beyond the expected ones allowed"),
+    (re.compile(r"^order$"), "order of the expected calls"),
+    (re.compile(r"^forbidden$"), "tools it must not call"),
+]
+
+
+def _check_in_words(key: str, value: Any) -> tuple[str, Any]:
+    """A task check as people read it: `calls[0].arguments.city` is "call 1: argument city";
+    a list of accepted argument values reads "(any of)"."""
+    for pattern, words in _CHECK_WORDS:
+        match = pattern.match(key)
+        if match:
+            groups = match.groups()
+            label = words.format(n=int(groups[0]) + 1 if groups and groups[0].isdigit() else "",
+                                 name=groups[-1] if len(groups) > 1 else "")
+            if "argument" in label and isinstance(value, list):
+                label += " (any of)"
+            return label, value
+    return key.replace("_", " "), value
 
 
 def workload_docs(workloads_root: Path) -> list[WorkloadDoc]:

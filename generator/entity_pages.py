@@ -41,7 +41,9 @@ def _price_history(runs: pd.DataFrame) -> list[dict[str, Any]]:
     date (per-token cards; hourly cards have no blended price)."""
     if "blended_usd_per_mtok" not in runs.columns:
         return []
-    rows = runs[["date", "blended_usd_per_mtok", "run_id"]].dropna(subset=["date"])
+    # An hourly card has no blended price: its results add no row (a dash read as "free").
+    rows = runs[["date", "blended_usd_per_mtok", "run_id"]].dropna(
+        subset=["date", "blended_usd_per_mtok"])
     rows = rows.sort_values(["date", "run_id"])
     price, before = rows["blended_usd_per_mtok"], rows["blended_usd_per_mtok"].shift()
     same = (price == before) | (price.isna() & before.isna())
@@ -80,9 +82,12 @@ def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame) 
     """One workload's page: its definition and its own leaderboard."""
     picker = None
     board = None
-    if doc.kind == "serving":
-        picker = buyer.page_config("home", ROOT, latest[latest["workload_id"] == doc.id]
-                                   if not latest.empty else latest)
+    source = latest if doc.kind == "serving" else tables.agentic
+    measured = not source.empty and bool((source["workload_id"] == doc.id).any())
+    if not measured:
+        pass  # no board of empty frames: the page says there is no result yet
+    elif doc.kind == "serving":
+        picker = buyer.page_config("home", ROOT, latest[latest["workload_id"] == doc.id])
     else:
         board = _narrowed("agentic", {"workload_id": doc.id}, tables.agentic,
                           f"Agentic results on {doc.id}")

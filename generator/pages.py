@@ -13,7 +13,7 @@ from epcore.paths import data_dir, schemas_dir
 from generator import buyer, docs_gen
 from generator.boards import BOARDS, board_config
 from generator.downloads import parts as download_parts
-from generator.entity_pages import write_entity_pages
+from generator.entity_pages import SLUG, write_entity_pages
 from generator.latest import latest_views
 from generator.plain_json import records
 from generator.render import render
@@ -47,7 +47,10 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
                     "output_usd_per_mtok", "cached_input_usd_per_mtok", "blended_usd_per_mtok",
                     "usd_per_hour", "effective_date", "source_url"]
             cards = [{k: row.get(k) for k in keys} for row in records(tables.endpoints)]
+            with_page = set(tables.runs["endpoint_id"]) if not tables.runs.empty else set()
             for card in cards:  # a link only to a web page, whatever the file says
+                card["page"] = card["endpoint_id"] in with_page and bool(
+                    SLUG.match(str(card["endpoint_id"])))
                 if not str(card["source_url"] or "").startswith(("https://", "http://")):
                     card["source_url"] = None
             extra = Markup(render("price_cards.html.j2", rows=cards))

@@ -19,6 +19,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from epcore.paths import site_sources_dir
+from generator import cost
+from generator.tables import price_known
 
 # Characters that could end the script element or start markup inside it; also the two line
 # separators JavaScript once treated as newlines.
@@ -79,6 +81,25 @@ def fmt_number(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def fmt_usd(value: Any) -> str:
+    """Dollars as site.js's `fmt(v, 'usd')`: three significant figures with whole cents under
+    $1,000 (1.5 -> "$1.50", 0.0938 -> "$0.0938", 1160 -> "$1,160"); missing as an em dash."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "—" if value is None or isinstance(value, int | float) else str(value)
+    text = fmt_number(float(value))
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    if abs(float(f"{value:.3g}")) < 1000 and abs(value) >= 1e-6 and decimals < 2:
+        text = f"{value:.2f}"
+    return "-$" + text[1:] if text.startswith("-") else "$" + text
+
+
+def fmt_pct(value: Any) -> str:
+    """A 0..1 share as a percentage to three significant figures (0.625 -> "62.5%")."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "—" if value is None or isinstance(value, int | float) else str(value)
+    return fmt_number(float(value) * 100) + "%"
+
+
 def fmt_value(value: Any) -> str:
     """Any disclosure value as text: lists joined, booleans as yes/no, None as an em dash."""
     if isinstance(value, list):
@@ -102,6 +123,8 @@ def environment(templates: Path | None = None) -> Environment:
     )
     env.filters["num"] = fmt_number
     env.filters["value"] = fmt_value
+    env.filters["usd"] = fmt_usd
+    env.filters["pct"] = fmt_pct
     env.filters["json_script"] = json_script
     return env
 
@@ -115,11 +138,24 @@ def render(name: str, **context: Any) -> str:
 # One result's page: the context the `result.html.j2` template renders.
 
 POINT_COLUMNS = [
-    "point", "load", "issued", "completed", "failed", "system_tps", "tps_per_user",
+    "point", "load", "issued", "completed", "failed", "system throughput (tok/s)",
+    "per-user speed (tok/s)", "cost per M output tokens",
     "TTFT p50 ms", "TTFT p90 ms", "TTFT p99 ms", "TPOT p90 ms", "ITL p90 ms", "E2E p90 ms",
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
 ]
+# The run page's price card: each field in words (per-token prices are per million tokens).
+PRICE_LABELS = {
+    "input_usd_per_mtok": "input, per M tokens",
+    "output_usd_per_mtok": "output, per M tokens",
+    "cached_input_usd_per_mtok": "cached input, per M tokens",
+    "cache_write_input_usd_per_mtok": "cache write, per M tokens",
+    "reasoning_usd_per_mtok": "reasoning, per M tokens",
+    "usd_per_hour": "per hour of the deployment",
+    "power_kw": "power of the deployment (kW)",
+    "effective_date": "effective from",
+    "source_url": "source",
+}
 _NOT_DISCLOSURE = {"points", "pareto", "burst", "agentic", "kind", "schema_version", "$schema"}
 
 
@@ -143,7 +179,9 @@ def _dist(point: dict[str, Any], name: str, pct: str) -> Any:
     return dist.get(pct)
 
 
-def _point_row(point: dict[str, Any], frontier: set[str]) -> list[Any]:
+def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any]:
+    """One row of the run page's points table; `card` is the pinned price card (None when the
+    result's price is unknown), so an hourly endpoint's cost shows per point."""
     if "concurrency" in point:
         load = f"concurrency {point['concurrency']}"
     else:
@@ -161,6 +199,7 @@ def _point_row(point: dict[str, Any], frontier: set[str]) -> list[Any]:
     return [
         point.get("id"), load, requests.get("issued"), requests.get("completed"),
         requests.get("failed"), point.get("system_tps"), point.get("tps_per_user"),
+        fmt_usd(cost.serving_cost(card, [point]).usd_per_mtok_output) if card else "—",
         _dist(point, "ttft_ms", "p50"), _dist(point, "ttft_ms", "p90"),
         _dist(point, "ttft_ms", "p99"), _dist(point, "tpot_ms", "p90"),
         _dist(point, "itl_ms", "p90"), _dist(point, "e2e_ms", "p90"), point.get("goodput_rps"),
@@ -169,25 +208,38 @@ def _point_row(point: dict[str, Any], frontier: set[str]) -> list[Any]:
     ]
 
 
+_AGENTIC_TIMES = [("decision_ms", "decision time"),
+                  ("first_tool_delta_ms", "time to the first tool-call delta"),
+                  ("tool_ms", "tool time"), ("overhead_ms", "harness overhead"),
+                  ("task_wall_ms", "task wall time")]
+
+
 def _agentic_context(agentic: dict[str, Any]) -> dict[str, Any]:
+    """The agentic summary as people read it: labels in words, shares as percentages, dollars
+    with a sign (the raw JSON link holds the exact values)."""
     success = agentic.get("success_rate") or {}
+    ci = success.get("ci95") or [None, None]
     summary: list[tuple[str, Any]] = [
-        ("trials per task (n)", agentic.get("trials")),
-        ("success rate", success.get("value")),
-        ("success rate 95% interval", success.get("ci95")),
-        ("trials counted", success.get("n")),
+        ("trials per task (n)", fmt_number(agentic.get("trials"))),
+        ("task success rate", fmt_pct(success.get("value"))),
+        ("success rate, 95% interval", f"{fmt_pct(ci[0])} to {fmt_pct(ci[-1])}"),
+        ("trials counted", fmt_number(success.get("n"))),
     ]
-    summary += [(f"pass^{k}", v) for k, v in (agentic.get("pass_hat_k") or {}).items()]
-    summary += [(f"calls: {k}", v) for k, v in (agentic.get("calls") or {}).items()]
-    summary.append(("correct call rate", agentic.get("correct_call_rate")))
-    for name in ("decision_ms", "first_tool_delta_ms", "tool_ms", "overhead_ms", "task_wall_ms"):
+    summary += [(f"pass^{k}", fmt_pct(v)) for k, v in (agentic.get("pass_hat_k") or {}).items()]
+    summary += [(f"tool calls: {k.replace('_', ' ')}", fmt_number(v))
+                for k, v in (agentic.get("calls") or {}).items()]
+    summary.append(("correct call rate", fmt_pct(agentic.get("correct_call_rate"))))
+    for name, label in _AGENTIC_TIMES:
         dist = agentic.get(name) or {}
-        summary.append((f"{name} p50 / p90 (n)",
-                        f"{fmt_number(dist.get('p50'))} / {fmt_number(dist.get('p90'))} "
+        summary.append((f"{label}, p50 / p90 (n)",
+                        f"{fmt_number(dist.get('p50'))} ms / {fmt_number(dist.get('p90'))} ms "
                         f"({fmt_number(dist.get('n'))})"))
-    for name in ("usd_per_task", "usd_per_successful_task", "retry_spend_share",
-                 "excess_tokens_over_reference"):
-        summary.append((name, agentic.get(name)))
+    summary += [
+        ("cost per task (retries included)", fmt_usd(agentic.get("usd_per_task"))),
+        ("cost per successful task", fmt_usd(agentic.get("usd_per_successful_task"))),
+        ("share of spend on retries", fmt_pct(agentic.get("retry_spend_share"))),
+        ("tokens over the reference path", fmt_pct(agentic.get("excess_tokens_over_reference"))),
+    ]
     tasks = []
     for task in agentic.get("tasks") or []:
         counts: dict[str, int] = {}
@@ -248,6 +300,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
     disclosure_doc["endpoint"] = {k: v for k, v in endpoint.items() if k != "pricing"}
     model = (endpoint.get("model") or {}).get("name", "")
     flags = row.get("flags")
+    card = endpoint.get("pricing") if price_known(doc) and endpoint.get("pricing") else None
     return {
         "title": f"{endpoint.get('provider', '')} {model}: {doc['workload']['id']}, "
                  f"{str(doc.get('started_at', ''))[:10]}",
@@ -258,8 +311,9 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "command": run_command(doc),
         "flags": list(flags) if isinstance(flags, list | tuple) else [],
         "point_columns": POINT_COLUMNS,
-        "points": [_point_row(p, frontier) for p in doc.get("points") or []],
+        "points": [_point_row(p, frontier, card) for p in doc.get("points") or []],
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
         "price_card": flatten(endpoint.get("pricing") or {}),
+        "price_labels": PRICE_LABELS,
         "disclosure": flatten(disclosure_doc),
     }

@@ -55,7 +55,8 @@ def test_result_page_shows_points_command_price_card_and_raw_link(site: Path) ->
     assert "epbench run --endpoint acme-llama-8b --workload chat-short" in html
     assert 'href="../../results/alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json"' in html
     assert html.count('<tr><td>c1</td>') == 1 and html.count('<tr><td>c8</td>') == 1
-    assert "output_usd_per_mtok" in html and "https://example.org/epbench/runs/a1b2c3d4" in html
+    assert "output, per M tokens</th><td>$0.20" in html
+    assert "https://example.org/epbench/runs/a1b2c3d4" in html
     assert "EPBSHELL" not in html
 
 

@@ -39,8 +39,16 @@ PAGE_TYPES = {
     "run-agentic": "runs/c3d4e5f6-agentic-0001/",
     "endpoint": "endpoints/acme-llama-8b/",
     "workload-serving": "workloads/chat-short/",
-    "workload-agentic": "workloads/retail-refund/",
+    "workload-agentic": "workloads/tool-lookup/",
+    "workload-empty": "workloads/retail-refund/",
 }
+# The header tab each page type belongs to (pages outside the navigation name theirs).
+ACTIVE_TAB = {"home": "Home", "serving": "Serving", "agentic": "Agentic", "cost": "Cost",
+              "history": "History", "compare": "Compare", "workloads": "Workloads",
+              "methodology": "Methodology", "schemas": "Methodology", "guide": "Submit",
+              "run-serving": "Serving", "run-agentic": "Agentic", "endpoint": "Serving",
+              "workload-serving": "Workloads", "workload-agentic": "Workloads",
+              "workload-empty": "Workloads"}
 MARKUP_AS_TEXT = ("<div", "<table", "<span", "&lt;")
 
 
@@ -94,17 +102,21 @@ def test_every_page_type_is_screenshotted_and_prints_no_markup_as_text(
         page.context.close()
 
 
-def test_every_page_has_the_header_tabs(look: Any, site_url: str) -> None:
+# (The theme fades a tab in: its transition is finished before the colours are read.)
+TAB_LOOKS = """() => { document.getAnimations().forEach(a => a.finish());
+  return [...document.querySelectorAll('.md-tabs__link')].map(l => ({
+  text: l.textContent.trim(), opacity: parseFloat(getComputedStyle(l).opacity)})); }"""
+
+
+def test_every_page_has_the_header_tabs_with_its_own_tab_marked(look: Any, site_url: str) -> None:
     for name, path in PAGE_TYPES.items():
         page = look(site_url + path)
-        tabs = page.eval_on_selector_all(".md-tabs__link",
-                                         "ls => ls.map(l => l.textContent.trim())")
-        assert tabs == TABS, name
-        active = page.eval_on_selector_all(".md-tabs__item--active .md-tabs__link",
-                                           "ls => ls.map(l => l.textContent.trim())")
-        # Result pages live outside the navigation (SITE_DESIGN.md): no tab is theirs.
-        assert len(active) == (0 if name.startswith(("run-", "endpoint", "workload-")) else 1), \
-            (name, active)
+        tabs = page.evaluate(TAB_LOOKS)
+        assert [t["text"] for t in tabs] == TABS, name
+        # What a reader sees: the page's tab drawn at full strength, every other one dimmed
+        # (result, endpoint and workload pages sit outside the navigation, and showed none).
+        bright = [t["text"] for t in tabs if t["opacity"] == 1]
+        assert bright == [ACTIVE_TAB[name]], (name, tabs)
         page.context.close()
 
 
@@ -294,3 +306,310 @@ def test_endpoint_and_workload_pages_show_their_own_results(look: Any, site_url:
     catalogue = look(site_url + "workloads/")
     assert catalogue.get_attribute("a[href='chat-short/']", "href") == "chat-short/"
     catalogue.context.close()
+
+
+def _box(page: Any, selector: str) -> dict[str, float]:
+    box = page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect();"
+                                " return {left: r.left, right: r.right, top: r.top,"
+                                " bottom: r.bottom, width: r.width}; }")
+    return dict(box)
+
+
+def test_the_home_chart_sits_beside_the_ranked_table_on_a_desktop_and_under_it_when_narrow(
+        chrome: Any, site_url: str) -> None:
+    for width in (1366, 800):
+        context = chrome.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        page.goto(site_url)
+        _ready(page)
+        table = _box(page, "#epb-ranked")
+        chart = _box(page, "#epb-buyer-chart")
+        canvas = _box(page, "#epb-buyer-chart canvas")
+        if width == 1366:  # beside: to the right of the table, starting level with it
+            assert chart["left"] >= table["right"], (table, chart)
+            assert chart["top"] < table["top"] + 80 and chart["bottom"] > table["top"]
+        else:  # stacked: under the table
+            assert chart["top"] >= table["bottom"], (table, chart)
+        # The drawing and its legend fit the column and the window: nothing cut off.
+        assert canvas["right"] <= chart["right"] + 1 and canvas["right"] <= width
+        if width == 1366:  # every column of the table in view, none under the chart
+            assert table["right"] <= chart["left"]
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        context.close()
+
+
+def test_the_compare_link_is_offered_only_when_there_are_two_endpoints_to_compare(
+        look: Any, site_url: str) -> None:
+    # No endpoint reaches 100,000 tokens/s per user; one alone (lab-h100-vllm) reaches 200.
+    for value, ranked in (("100000", 0), ("200", 1)):
+        page = look(site_url + "?value=" + value)
+        entries = page.evaluate("() => window.epbBuyer.entries()")
+        assert len([e for e in entries if e["rank"]]) == ranked, value
+        assert page.is_hidden("#epb-compare-link"), value
+        assert not re.search(r"Compare the top [01]\b", _visible_text(page)), value
+        page.context.close()
+    page = look(site_url)
+    assert page.is_visible("#epb-compare-link")
+    assert page.text_content("#epb-compare-link") == "Compare the top 3 (or tick two to 4)"
+    page.context.close()
+
+
+def test_page_introductions_print_no_markdown_as_text(look: Any, site_url: str) -> None:
+    for name in ("home", "serving", "agentic", "cost", "history", "compare"):
+        page = look(site_url + PAGE_TYPES[name])
+        intro = " ".join(page.eval_on_selector_all(
+            ".epb-intro, .epb-lead", "es => es.map(e => e.innerText)"))
+        assert intro and "`" not in intro and "**" not in intro, (name, intro)
+        page.context.close()
+
+
+WHOLE_DOLLARS = re.compile(r"^\$\d{1,3}(\.\d)?$")  # "$1", "$4.5": dollars printed without cents
+
+
+def test_dollars_are_printed_with_cents_on_tables_people_read(look: Any, site_url: str) -> None:
+    for path, selector in (("", "#epb-ranked td"), ("cost/", "#epb-table td"),
+                           ("cost/", ".epb-price-cards td"),
+                           (PAGE_TYPES["endpoint"], ".epb-entity td"),
+                           (PAGE_TYPES["run-agentic"], ".epb-result td")):
+        page = look(site_url + path)
+        cells = page.eval_on_selector_all(selector, "t => t.map(x => x.innerText.trim())")
+        assert any(c.startswith("$") for c in cells), (path, selector)
+        assert [c for c in cells if WHOLE_DOLLARS.match(c)] == [], (path, selector)
+        page.context.close()
+
+
+# Cells whose text a reader would see broken over lines: a name's text node drawn on more than
+# one line.
+WRAPPED = """sel => [...document.querySelectorAll(sel)].filter(c => {
+  const range = document.createRange(); range.selectNodeContents(c);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1;
+}).map(c => c.textContent)"""
+
+
+def test_price_cards_keep_names_on_one_line_and_prices_in_dollars(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + "cost/")
+    rows = page.eval_on_selector_all(
+        ".epb-price-cards tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText.trim()))")
+    names = {r[0]: r for r in rows}
+    assert names["acme-llama-70b"][4:7] == ["$0.45", "$0.90", "—"], names["acme-llama-70b"]
+    assert names["lab-h100-vllm"][8] == "$4.00"
+    # Every column in view at 1366 px, the source link included (long text wraps instead).
+    assert page.eval_on_selector(".epb-price-cards table", "t => t.parentNode.scrollWidth"
+                                 " <= t.parentNode.clientWidth")
+    # Names stay on one line; only long text (the XSS payloads here) may wrap.
+    assert page.evaluate(WRAPPED, ".epb-price-cards tbody td:nth-child(-n+3):not(.epb-long)") == []
+    right = page.eval_on_selector_all(".epb-price-cards tbody td:nth-child(5)",
+                                      "t => t.map(x => getComputedStyle(x).textAlign)")
+    assert set(right) == {"right"}
+    page.context.close()
+
+
+def test_result_pages_show_figures_in_words_and_units_with_cost_per_point(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + PAGE_TYPES["run-agentic"])
+    text = _visible_text(page)
+    for raw in ("usd_per_task", "decision_ms", "input_usd_per_mtok", "0.625"):
+        assert raw not in text, raw
+    for shown in ("task success rate\t62.5%", "cost per successful task\t$0.008",
+                  "input, per M tokens\t$0.10"):
+        assert shown in text, shown
+    page.context.close()
+    page = look(site_url + "runs/b2c3d4e5-selfhost-0001/")  # an hourly (self-hosted) endpoint
+    heads = page.eval_on_selector_all(".epb-points thead th", "t => t.map(x => x.innerText)")
+    costs = page.eval_on_selector_all(
+        f".epb-points tbody td:nth-child({heads.index('cost per M output tokens') + 1})",
+        "t => t.map(x => x.innerText)")
+    assert costs and all(c.startswith("$") for c in costs), costs
+    page.context.close()
+
+
+def _drawn_texts(page: Any, api: str, role: str) -> list[str]:
+    return list(page.evaluate(
+        """([api, role]) => { const out = []; const view = window[api].view();
+        (function walk(n) { if (!n) { return; }
+          if (n.marktype === 'text' && n.role === role) { n.items.forEach(i => out.push(
+            Array.isArray(i.text) ? i.text.join(' ') : String(i.text))); }
+          (n.items || []).forEach(walk); })(view.scenegraph().root); return out; }""",
+        [api, role]))
+
+
+def test_chart_axes_are_titled_in_words_and_history_names_its_metric(
+        look: Any, site_url: str) -> None:
+    for board in ("serving", "agentic", "cost", "history"):
+        page = look(site_url + board + "/")
+        for chart in page.eval_on_selector_all("button[data-chart]",
+                                               "bs => bs.map(b => b.dataset.chart)") or [None]:
+            if chart:
+                page.click(f"button[data-chart='{chart}']")
+                page.evaluate("() => window.epbBoard.idle()")
+            titles = _drawn_texts(page, "epbBoard", "axis-title")
+            assert titles and not [t for t in titles if "_" in t], (board, chart, titles)
+        page.context.close()
+    page = look(site_url + "history/?metric=ttft_p90_ms_best")
+    assert "best TTFT p90 (ms)" in _drawn_texts(page, "epbBoard", "axis-title")
+    assert page.text_content("#epb-chart-title") == "Best TTFT p90 (ms) over time"
+    assert page.query_selector("button[data-chart]") is None  # one chart: no tab to choose
+    page.select_option("#epb-f-metric", "max_system_tps")
+    page.evaluate("() => window.epbBoard.idle()")
+    assert "max system throughput (tokens/s)" in _drawn_texts(page, "epbBoard", "axis-title")
+    page.context.close()
+    home = look(site_url)
+    assert not [t for t in _drawn_texts(home, "epbBuyer", "axis-title") if "_" in t]
+    home.context.close()
+
+
+def test_a_wide_board_says_so_keeps_its_endpoint_column_and_shows_cost_unscrolled(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + "serving/")
+    hint = page.text_content("#epb-scroll-hint") or ""
+    assert page.is_visible("#epb-scroll-hint")
+    assert re.match(r"The table is wider than the page: scroll it sideways for \d+ more columns",
+                    hint), hint
+    box = _box(page, ".epb-board .epb-scroll")
+    cost = _box(page, "#epb-table th[data-key='usd_per_mtok_output']")
+    assert cost["right"] <= box["right"], "the cost column needs a sideways scroll"
+    page.eval_on_selector(".epb-board .epb-scroll", "s => { s.scrollLeft = s.scrollWidth; }")
+    first = _box(page, "#epb-table tbody tr td:first-child")
+    assert abs(first["left"] - box["left"]) < 2, (first, box)
+    page.context.close()
+    page = look(site_url + PAGE_TYPES["endpoint"])  # its table fits, and it says nothing
+    assert page.is_hidden("#epb-scroll-hint")
+    page.context.close()
+
+
+def test_narrowed_pages_show_no_empty_boards_or_one_choice_filters(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + PAGE_TYPES["workload-empty"])
+    assert page.query_selector("#epb-board") is None and page.query_selector("#epb-buyer") is None
+    assert "No result on this workload yet" in _visible_text(page)
+    page.context.close()
+    page = look(site_url + PAGE_TYPES["endpoint"])
+    choices = page.eval_on_selector_all("#epb-board form select",
+                                        "ss => ss.map(s => [s.name, s.options.length - 1])")
+    assert choices and [c for c in choices if c[1] < 2] == [], choices
+    assert "provider" not in [c[0] for c in choices]  # one endpoint: one provider
+    keys = page.eval_on_selector_all("#epb-table thead th", "t => t.map(x => x.dataset.key)")
+    counts = page.eval_on_selector_all(
+        f"#epb-table tbody tr td:nth-child({keys.index('results') + 1})",
+        "t => t.map(x => x.innerText)")
+    assert counts and set(counts) == {"1"}, counts  # each row is one result
+    page.context.close()
+
+
+def test_the_workloads_catalogue_is_an_index_of_the_workload_pages(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + "workloads/")
+    links = page.eval_on_selector_all(".epb-catalogue tbody tr td:first-child a",
+                                      "as => as.map(a => a.getAttribute('href'))")
+    assert "chat-short/" in links and "tool-lookup/" in links
+    assert "Tasks and checks" not in _visible_text(page)  # those are on each workload's page
+    height = page.evaluate("() => document.documentElement.scrollHeight")
+    assert height < 400 + 300 * len(links), height  # was about 730 px a workload
+    page.context.close()
+
+
+def test_compare_lists_the_agentic_results_of_its_endpoints_ranked_or_not(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + "compare/?endpoints=lab-h100-vllm,acme-llama-8b")
+    rows = page.eval_on_selector_all("#epb-agentic-table tbody tr",
+                                     "rs => rs.map(r => r.innerText)")
+    assert len(rows) == 1 and "acme-llama-8b" in rows[0] and "not ranked:" in rows[0], rows
+    assert "No agentic result" not in _visible_text(page)
+    errors = page.eval_on_selector_all(
+        "#epb-diff-table tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText))"
+        ".filter(c => c[0] === 'error rate there')")
+    assert errors == [["error rate there", "0%", "0%", "same"]], errors  # was a bare dash
+    page.context.close()
+
+
+def _luminance(css: str) -> float:
+    r, g, b = (int(x) / 255 for x in re.findall(r"[\d.]+", css)[:3])
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_buttons_are_legible_in_the_dark_palette(look: Any, site_url: str) -> None:
+    for path in ("", "serving/"):
+        page = look(site_url + path, "dark")
+        background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        colours = page.eval_on_selector_all(
+            ".md-content .md-button", "bs => bs.filter(b => b.offsetParent !== null)"
+            ".map(b => [b.textContent.trim(), getComputedStyle(b).color])")
+        assert colours, path
+        for text, colour in colours:
+            light, dark = sorted((_luminance(colour), _luminance(background)), reverse=True)
+            ratio = (light + 0.05) / (dark + 0.05)
+            assert ratio >= 4.5, (path, text, colour, background, round(ratio, 2))
+        page.context.close()
+
+
+def test_a_missing_figure_sits_in_its_column_like_the_figures(look: Any, site_url: str) -> None:
+    page = look(site_url + "cost/")
+    keys = page.eval_on_selector_all("#epb-table thead th", "t => t.map(x => x.dataset.key)")
+    column = keys.index("usd_per_successful_task") + 1
+    cells = page.eval_on_selector_all(
+        f"#epb-table tbody td:nth-child({column})",
+        "t => t.map(x => [x.innerText, getComputedStyle(x).textAlign])")
+    assert {"—", "$0.008"} <= {c[0] for c in cells}
+    assert {c[1] for c in cells} == {"right"}, cells
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def unranked_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A site whose serving results are all unranked (the samples: no journals, one emulated),
+    as a first demo or a new deployment looks."""
+    from generator.site import build_site
+    from tests.browser.harness import serve
+    from tests.browser.site_data import make_project
+
+    project = make_project(tmp_path_factory.mktemp("unranked"), generated=0, xss=False)
+    site = build_site(project / "results", tmp_path_factory.mktemp("unranked-out") / "_site",
+                      project, base_url="")
+    with serve(site) as base:
+        yield base
+
+
+def test_with_nothing_ranked_the_home_and_compare_pages_say_so_and_still_compare(
+        look: Any, unranked_url: str) -> None:
+    page = look(unranked_url)
+    text = _visible_text(page)
+    assert "faster: none ranked yet." in text
+    assert "Nothing to draw: no ranked result on this workload yet." in text
+    for wrong in ("0 ranked endpoints", "The 0 highest", "0 points in 0 series", "top 0",
+                  "no endpoint meets this target"):
+        assert wrong not in text, wrong
+    page.context.close()
+    page = look(unranked_url + "compare/?emulated=1")  # nothing ranked: the top unranked three
+    assert len(page.evaluate("() => window.epbBuyer.chosen()")) == 3
+    assert page.evaluate("() => window.epbBuyer.chartData().length") > 0
+    text = _visible_text(page)
+    assert "No result for this workload yet" not in text and "Pick at least two" not in text
+    page.context.close()
+
+
+def test_charts_label_shares_as_percentages_and_dates_as_dates(look: Any, site_url: str) -> None:
+    page = look(site_url + "agentic/?chart=success")
+    labels = _drawn_texts(page, "epbBoard", "axis-label")
+    assert "100%" in labels and "1.0" not in labels, labels
+    page.context.close()
+    page = look(site_url + "history/")
+    labels = _drawn_texts(page, "epbBoard", "axis-label")
+    dates = [x for x in labels if re.fullmatch(r"\d{4}-\d{2}-\d{2}", x)]
+    assert dates and not [x for x in labels if re.match(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", x)], \
+        labels
+    page.context.close()
+
+
+def test_workload_checks_and_hourly_prices_read_in_words(look: Any, site_url: str) -> None:
+    page = look(site_url + PAGE_TYPES["workload-empty"])
+    text = _visible_text(page)
+    assert "call 1: tool: get_order" in text and "call 2: argument reason (any of)" in text
+    assert "calls[0]" not in text and "reply_contains" not in text
+    page.context.close()
+    page = look(site_url + "endpoints/alice-h100-vllm/")  # priced per hour: no blended price
+    text = _visible_text(page)
+    assert "$3.60 per hour of the deployment" in text
+    assert "Blended 3:1 price of the cards" not in text  # was one row: a date and a dash
+    page.context.close()

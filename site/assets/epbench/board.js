@@ -80,9 +80,13 @@
       var name = config.series.source;
       var drop = new Set(wanted.map(function (s) { return s.key; }));
       var rows = tables[name].filter(function (r) {
-        return r.results == null || !drop.has(r.endpoint_id + '\u0000' + r.workload_id);
+        return r._single || !drop.has(r.endpoint_id + '\u0000' + r.workload_id);
       });
-      lists.forEach(function (list) { Array.prototype.push.apply(rows, list); });
+      // A loaded row is one result: its "results" count is 1 (the daily rows count theirs).
+      lists.forEach(function (list) {
+        list.forEach(function (r) { r._single = true; if (r.results == null) { r.results = 1; } });
+        Array.prototype.push.apply(rows, list);
+      });
       wanted.forEach(function (s) { seriesLoaded[s.url] = true; });
       tables[name] = rows;
       sourceIndex = {};
@@ -250,12 +254,18 @@
     return wrap;
   }
 
+  // A page narrowed to one endpoint or workload shows no filter that has one choice there
+  // (its provider, its model, its endpoint): such a select would offer nothing.
+  var narrowed = Object.keys(config.table.where || {}).some(function (k) { return k !== 'workload_kind'; });
+
   function buildControls(form) {
     FILTERS.forEach(function (f) {
       if (!mainRows.length || !(f.column in mainRows[0])) { return; }
+      var values = distinct(f.column);
+      if (narrowed && values.length < 2 && !state[f.param]) { return; }
       var select = el('select', { name: f.param });
       select.appendChild(el('option', { value: '' }, 'All'));
-      distinct(f.column).forEach(function (v) {
+      values.forEach(function (v) {
         var option = el('option', null, v);
         option.value = v;
         select.appendChild(option);
@@ -333,7 +343,23 @@
   }
 
   // ---------------------------------------------------------------- table
-  var table, tbody, countEl, moreButton, noteEl;
+  var table, tbody, countEl, moreButton, noteEl, scrollHint, tableScroll;
+  var hintDone = false;
+
+  // A table wider than the page says so above it, with how many columns lie to the right (the
+  // endpoint column stays in place while it scrolls, board.css). Measured on the first render
+  // and on resize only: a filter change does not add columns.
+  function updateScrollHint() {
+    var edge = tableScroll.getBoundingClientRect().right;
+    var hidden = Array.prototype.filter.call(table.tHead.rows[0].cells, function (th) {
+      return th.getBoundingClientRect().right > edge + 1;
+    }).length;
+    scrollHint.hidden = hidden === 0;
+    scrollHint.textContent = hidden ? 'The table is wider than the page: scroll it sideways for ' +
+      S.plural(hidden, 'more column') + ' (' + Array.prototype.slice.call(table.tHead.rows[0].cells, -hidden)
+      .map(function (th) { return th.textContent.replace(/\s*\?$/, ''); }).slice(0, 4).join(', ') +
+      (hidden > 4 ? ', \u2026' : '') + ').' : '';
+  }
   var sortButtons = {};
 
   function buildTable(container) {
@@ -367,7 +393,10 @@
     tbody = el('tbody');
     table.appendChild(tbody);
     scroll.appendChild(table);
+    scrollHint = el('p', { 'class': 'epb-scroll-hint', id: 'epb-scroll-hint', hidden: 'hidden' });
+    container.appendChild(scrollHint);
     container.appendChild(scroll);
+    tableScroll = scroll;
     moreButton = el('button', { type: 'button', 'class': 'md-button', id: 'epb-more' }, 'Show more rows');
     moreButton.addEventListener('click', function () { shown += PAGE_SIZE; renderTable(); });
     container.appendChild(moreButton);
@@ -391,6 +420,8 @@
       if (typeof value === 'number') {
         td.className = 'epb-num';
         td.title = String(value);
+      } else if (col.kind === 'num') {
+        td.className = 'epb-num';  // a missing figure sits where the figures do
       }
     }
     return td;
@@ -622,7 +653,8 @@
       tabButtons[c.id] = b;
       tabs.appendChild(b);
     });
-    section.appendChild(tabs);
+    // One chart needs no choice: its title says what it is.
+    if (config.charts.length > 1) { section.appendChild(tabs); }
     if (config.metrics && config.metrics.length) {
       metricSelect = el('select', { name: 'metric' });
       config.metrics.forEach(function (m) {
@@ -632,7 +664,9 @@
       });
       metricSelect.addEventListener('change', function () { update('metric', metricSelect.value); });
       controls.metric = metricSelect;
-      section.appendChild(field('Metric', metricSelect, 'epb-f-metric'));
+      var metricField = field('Metric', metricSelect, 'epb-f-metric');
+      metricField.classList.add('epb-metric');
+      section.appendChild(metricField);
     }
     chartTitle = el('h2', { id: 'epb-chart-title', 'class': 'epb-chart-title' });
     chartCaption = el('p', { id: 'epb-chart-caption', 'class': 'epb-chart-caption' });
@@ -777,12 +811,26 @@
     return Math.max(280, Math.floor(chartHost.getBoundingClientRect().width) - 8);
   }
 
+  function metricLabel() {
+    var m = (config.metrics || []).filter(function (x) { return x.key === state.metric; })[0];
+    return m ? m.label : state.metric;
+  }
+
+  // The chart of a chosen metric names it on its value axis (embedded again when the metric
+  // changes; a filter change keeps the embedded view).
+  function specFor(c) {
+    if (c.reduce !== 'history_metric') { return c.spec; }
+    var spec = JSON.parse(JSON.stringify(c.spec));
+    if (spec.encoding && spec.encoding.y) { spec.encoding.y.title = metricLabel(); }
+    return spec;
+  }
+
   function embed(c) {
     var holder = el('div', { 'class': 'epb-chart-view', 'data-chart': c.id });
     chartHost.appendChild(holder);
-    var entry = { cfg: c, el: holder, view: null, ready: null };
+    var entry = { cfg: c, el: holder, view: null, ready: null, metric: state.metric };
     // fit-x with padding: axis labels and the legend fit inside the given width.
-    var spec = Object.assign({}, c.spec, { width: chartWidth(),
+    var spec = Object.assign({}, specFor(c), { width: chartWidth(),
       config: Object.assign({}, c.spec.config || {}, S.chartConfig()),
       autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
@@ -801,6 +849,7 @@
         var view = charts[id].view;
         if (view) { view.width(chartWidth()).runAsync(); }
       });
+      if (tableScroll) { updateScrollHint(); }
     }, 200);
   });
 
@@ -822,9 +871,16 @@
       return Promise.resolve();
     }
     var c = config.charts.filter(function (x) { return x.id === state.chart; })[0] || config.charts[0];
-    chartTitle.textContent = c.title;
+    var byMetric = c.reduce === 'history_metric';
+    var label = metricLabel();
+    chartTitle.textContent = byMetric ? label.charAt(0).toUpperCase() + label.slice(1) + ' over time' : c.title;
     chartCaption.textContent = c.caption;
-    if (metricSelect) { metricSelect.parentNode.hidden = c.reduce !== 'history_metric'; }
+    if (metricSelect) { metricSelect.parentNode.hidden = !byMetric; }
+    if (byMetric && charts[c.id] && charts[c.id].metric !== state.metric) {
+      if (charts[c.id].view) { charts[c.id].view.finalize(); }
+      charts[c.id].el.remove();
+      delete charts[c.id];
+    }
     Object.keys(charts).forEach(function (id) { charts[id].el.hidden = id !== c.id; });
     var entry = charts[c.id] || embed(c);
     entry.el.hidden = false;
@@ -832,7 +888,7 @@
     timings.reduce_ms = performance.now() - c0;
     var series = new Set(rows.map(function (r) { return r.series; })).size;
     document.getElementById('epb-chart-summary').textContent = rows.length
-      ? c.title + ': ' + S.plural(rows.length, 'mark') + ' for ' + S.plural(series, 'endpoint \u00b7 workload') + '.'
+      ? chartTitle.textContent + ': ' + S.plural(rows.length, 'mark') + ' for ' + S.plural(series, 'endpoint \u00b7 workload') + '.'
       : '';
     chartEmpty.hidden = rows.length > 0;
     chartHost.classList.toggle('epb-chart-none', rows.length === 0);
@@ -856,6 +912,7 @@
     filtered = sortedMain().filter(function (row) { return passes(row, state); });
     var t1 = performance.now();
     renderTable();
+    if (!board.renders && !hintDone) { hintDone = true; updateScrollHint(); }
     var t2 = performance.now();
     var runIds = new Set(filtered.map(function (r) { return r.run_id; }));
     var timings = { filter_ms: t1 - t0, table_ms: t2 - t1 };

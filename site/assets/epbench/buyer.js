@@ -320,7 +320,12 @@
     var td = el('td', { 'class': 'epb-endpoint' });
     td.appendChild(el('a', { href: config.root + 'endpoints/' + encodeURIComponent(entry.endpoint_id) + '/',
       title: 'The endpoint\u2019s page: identity, prices, every result' }, entry.label));
-    td.appendChild(el('span', { 'class': 'epb-muted epb-sub' }, entry.row.provider + ' \u00b7 ' + entry.row.model));
+    // Provider and model each on one line: a narrow column breaks between them, never inside a name.
+    var sub = el('span', { 'class': 'epb-muted epb-sub' });
+    sub.appendChild(el('span', { 'class': 'epb-name' }, entry.row.provider + ' \u00b7'));
+    sub.appendChild(document.createTextNode(' '));
+    sub.appendChild(el('span', { 'class': 'epb-name' }, entry.row.model));
+    td.appendChild(sub);
     return td;
   }
 
@@ -372,6 +377,8 @@
     var params = new URLSearchParams(queryString(state).replace(/^[^?]*\??/, ''));
     if (picked.length) { params.set('endpoints', picked.join(',')); }
     compareAnchor.setAttribute('href', config.root + 'compare/?' + params.toString());
+    // A comparison needs two: with fewer ranked (and none ticked) there is nothing to offer.
+    compareAnchor.hidden = picked.length < 2;
     compareAnchor.textContent = ids.length >= 2 ? 'Compare the ' + picked.length + ' ticked endpoints'
       : 'Compare the top ' + picked.length + ' (or tick two to ' + config.compare_limit + ')';
   }
@@ -382,15 +389,18 @@
     var list = compareMode ? chosen : entries;
     var ranked = list.filter(function (e) { return e.rank; }).length;
     table.appendChild(el('caption', null, (compareMode ? 'The chosen endpoints' : 'Endpoints') + ' on ' +
-      state.workload + ' with ' + targetText() + ': ' + S.plural(ranked, 'ranked endpoint') +
-      ', best throughput first (newest result of each; # is the rank among all endpoints).'));
+      state.workload + ' with ' + targetText() + ': ' + (ranked
+        ? S.plural(ranked, 'ranked endpoint') + ', best throughput first (newest result of each; # is the rank among all endpoints).'
+        : list.length ? 'none ranked; unranked results, best throughput first (newest result of each).'
+          : state.emulated === '1' ? 'none yet.' : 'none ranked yet.')));
     table.appendChild(header(columns));
     var body = el('tbody');
     list.forEach(function (e) { body.appendChild(rankedRow(e, columns)); });
     if (!list.length) {
       var tr = el('tr');
       tr.appendChild(el('td', { colspan: String(columns.length), 'class': 'epb-empty' },
-        state.emulated === '1' ? 'No result for this workload yet.'
+        compareMode && entries.length ? 'Pick two to ' + config.compare_limit + ' endpoints above to compare them.'
+          : state.emulated === '1' ? 'No result for this workload yet.'
           : 'No rankable result for this workload yet. Tick \u201cInclude unranked results\u201d to see emulated ones.'));
       body.appendChild(tr);
     }
@@ -412,10 +422,11 @@
   // The entries to compare: per endpoint asked for, its best-placed entry (one client region).
   function pickChosen() {
     var ids = state.endpoints ? state.endpoints.split(',') : [];
-    if (!ids.length) {
-      entries.forEach(function (e) {
-        if (e.rank && ids.length < 3 && ids.indexOf(e.endpoint_id) < 0) { ids.push(e.endpoint_id); }
-      });
+    if (!ids.length) {  // the top three: ranked ones first, then those shown unranked
+      entries.filter(function (e) { return e.rank; }).concat(entries.filter(function (e) { return !e.rank; }))
+        .forEach(function (e) {
+          if (ids.length < 3 && ids.indexOf(e.endpoint_id) < 0) { ids.push(e.endpoint_id); }
+        });
     }
     var out = [];
     ids.forEach(function (id) {
@@ -462,14 +473,18 @@
   }
 
   function pct(a, b) {
-    if (a == null || b == null || b === 0) { return '\u2014'; }
+    if (a == null || b == null) { return '\u2014'; }
+    if (a === b) { return 'same'; }
+    if (b === 0) { return '\u2014'; }
     var d = (a - b) / Math.abs(b) * 100;
     return (d > 0 ? '+' : '') + S.fmt(d, 'num') + '%';
   }
 
+  // Every agentic result of the endpoint, ranked or not (the table says which); emulated ones
+  // only when asked for, as everywhere else.
   function agenticOf(entry) {
     return agentic.filter(function (a) { return a.endpoint_id === entry.endpoint_id &&
-      (a.rankable || state.emulated === '1'); });
+      (a.division !== 'emulated' || a.rankable || state.emulated === '1'); });
   }
 
   function bestAgentic(entry) {
@@ -534,12 +549,13 @@
     var rows = [];
     chosen.forEach(function (e) { agenticOf(e).forEach(function (a) { rows.push(a); }); });
     if (!rows.length) {
-      s.appendChild(el('p', { 'class': 'epb-note' }, 'No agentic result for these endpoints yet.'));
+      s.appendChild(el('p', { 'class': 'epb-note' }, chosen.length ? 'No agentic result for these endpoints yet.'
+        : 'Pick endpoints above to see their agentic results.'));
       return;
     }
     var cols = [['endpoint_id', 'endpoint', ''], ['workload_id', 'workload', ''], ['success_rate', 'success rate', 'pct'],
       ['ci', '95% interval', ''], ['pass_hat_1', 'pass^1', 'pct'], ['usd_per_successful_task', 'per successful task ($)', 'usd'],
-      ['decision_ms_p90', 'decision p90 (ms)', 'ms'], ['date', 'date', '']];
+      ['decision_ms_p90', 'decision p90 (ms)', 'ms'], ['date', 'date', ''], ['ranked', 'ranked', '']];
     var table = el('table', { 'class': 'epb-table', id: 'epb-agentic-table' });
     var tr = el('tr');
     cols.forEach(function (c) { tr.appendChild(el('th', { scope: 'col' }, c[1])); });
@@ -548,7 +564,11 @@
     rows.forEach(function (a) {
       var r = el('tr');
       cols.forEach(function (c) {
-        if (c[0] === 'ci') {
+        if (c[0] === 'ranked') {
+          var why = S.unrankedReasons(a);
+          r.appendChild(el('td', { 'class': why.length ? 'epb-long' : '', title: why.join('; ') },
+            why.length ? 'not ranked: ' + why.join('; ') : 'ranked'));
+        } else if (c[0] === 'ci') {
           r.appendChild(el('td', { 'class': 'epb-num' }, S.fmt(a.success_ci_low, 'pct') + ' \u2013 ' + S.fmt(a.success_ci_high, 'pct')));
         } else if (c[2]) {
           r.appendChild(numCell(a[c[0]], c[2]));
@@ -567,7 +587,7 @@
   // ---------------------------------------------------------------- chart
   var chartBox, chartCaption, chartSummary, chartEmpty;
 
-  function buildChart() {
+  function buildChart(parent) {
     var s = el('section', { 'class': 'epb-charts', id: 'epb-buyer-chart', 'aria-label': 'Chart' });
     s.appendChild(el('h2', { id: 'epb-chart-title', 'class': 'epb-chart-title' },
       compareMode ? 'Their frontiers: throughput against per-user speed'
@@ -578,7 +598,7 @@
     chartEmpty = el('p', { 'class': 'epb-empty', id: 'epb-chart-empty', hidden: 'hidden' });
     chartSummary = el('p', { 'class': 'epb-chart-summary', id: 'epb-chart-summary', 'aria-live': 'polite' });
     [chartCaption, chartEmpty, chartBox, chartSummary].forEach(function (n) { s.appendChild(n); });
-    host.appendChild(s);
+    parent.appendChild(s);
   }
 
   function chartRows(list) {
@@ -600,8 +620,14 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var spec = Object.assign({}, config.chart, { width: width, config: Object.assign({},
-      config.chart.config || {}, S.chartConfig()), autosize: { type: 'fit-x', contains: 'padding' } });
+    var look = Object.assign({}, config.chart.config || {}, S.chartConfig());
+    if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
+      look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
+        labelLimit: Math.floor(width / 2) - 30 });
+      look.axisX = { tickCount: Math.max(4, Math.floor(width / 70)), labelOverlap: 'greedy', labelSeparation: 6 };
+    }
+    var spec = Object.assign({}, config.chart, { width: width, config: look,
+      autosize: { type: 'fit-x', contains: 'padding' } });
     chart.ready = window.vegaEmbed(chart.holder, spec, { mode: 'vega-lite', actions: false,
       renderer: 'canvas', ast: true, logLevel: 1 }).then(function (result) { chart.view = result.view; return chart; });
     return chart.ready;
@@ -614,6 +640,8 @@
     if (state.target === 'speed' && rows.length) {
       rows.push({ kind: 'target', tps_per_user: targetValue(), label: targetText() });
     }
+    chartCaption.hidden = !list.length;
+    chartSummary.hidden = !list.length;
     chartCaption.textContent = (compareMode ? 'The chosen endpoints\u2019' : 'The ' + S.plural(list.length, 'highest-ranked endpoint') + '\u2019')
       + ' newest results on ' + state.workload + ': each measured point (faint when another point of the ' +
       'same result is both faster per user and higher in throughput), the frontier as a step, the point chosen at ' +
@@ -621,7 +649,11 @@
     chartSummary.textContent = S.plural(marks, 'point') + ' in ' + S.plural(list.length, 'series', 'series') + '.';
     chartEmpty.hidden = marks > 0;
     chartBox.hidden = marks === 0;
-    chartEmpty.textContent = marks ? '' : 'Nothing to draw: no endpoint meets this target on this workload.';
+    chartEmpty.textContent = marks ? '' : compareMode && !chosen.length && entries.length
+      ? 'Nothing to draw yet: pick two to ' + config.compare_limit + ' endpoints above.'
+      : entries.length ? 'Nothing to draw: no endpoint meets this target on this workload.'
+      : state.emulated === '1' ? 'Nothing to draw: no result on this workload yet.'
+        : 'Nothing to draw: no ranked result on this workload yet.';
     if (typeof window.vegaEmbed !== 'function' || !marks) { return Promise.resolve(); }
     var ready = chart.view ? Promise.resolve(chart) : embed();
     return ready.then(function (c) {
@@ -655,7 +687,8 @@
         system_tps: e.best ? e.best.system_tps : null, usd_per_mtok_output: e.best ? e.best.usd_per_mtok_output : null };
     }); },
     chosen: function () { return chosen.map(function (e) { return e.endpoint_id; }); },
-    chartData: function () { return chart.view ? chart.view.data('rows') : []; }
+    chartData: function () { return chart.view ? chart.view.data('rows') : []; },
+    view: function () { return chart.view; }
   };
 
   function start() {
@@ -664,8 +697,19 @@
     buildControls();
     S.paramNotes(host, read.problems);
     sync();
-    if (!compareMode) { rankedTable = el('div'); host.appendChild(rankedTable); }
-    buildChart();
+    if (compareMode) {
+      buildChart(host);
+    } else {
+      // The answer: the ranked table with the chart of the top endpoints beside it (under it on
+      // narrow screens, board.css).
+      var answer = el('div', { 'class': 'epb-answer', id: 'epb-answer' });
+      var left = el('div', { 'class': 'epb-answer-table' });
+      rankedTable = el('div');
+      left.appendChild(rankedTable);
+      answer.appendChild(left);
+      host.appendChild(answer);
+      buildChart(answer);
+    }
     window.addEventListener('popstate', function () {
       var again = readUrl(); state = again.state; S.paramNotes(host, again.problems); sync(); render();
     });

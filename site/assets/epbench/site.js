@@ -83,6 +83,16 @@
     return String(r);
   }
 
+  // Dollars to three significant figures, with whole cents under $1,000: 1.5 -> "$1.50",
+  // 25 -> "$25.00", 0.0938 -> "$0.0938", 1160 -> "$1,160".
+  function usd(v) {
+    var text = sig3(v);
+    var dot = text.indexOf('.');
+    var decimals = dot < 0 ? 0 : text.length - dot - 1;
+    if (Math.abs(Number(v.toPrecision(3))) < 1000 && Math.abs(v) >= 1e-6 && decimals < 2) { text = v.toFixed(2); }
+    return (text.charAt(0) === '-' ? '-$' + text.slice(1) : '$' + text);
+  }
+
   // A value as people read it. Formats: usd, pct (a 0..1 share), int, tps, ms, num.
   // Integers stay exact unless a unit format applies; the exact value goes in a tooltip.
   function fmt(value, format) {
@@ -92,7 +102,7 @@
     if (typeof value === 'number') {
       if (!isFinite(value)) { return '\u2014'; }
       if (format === 'pct') { return sig3(value * 100) + '%'; }
-      if (format === 'usd') { return '$' + sig3(value); }
+      if (format === 'usd') { return usd(value); }
       if (format === 'int' || (Number.isInteger(value) && format !== 'tps' && format !== 'ms')) {
         return grouped(Math.round(value));
       }
@@ -196,7 +206,20 @@
     emulatedWanted: emulatedWanted
   };
 
+  // Pages outside the navigation (a result, an endpoint, a workload) name the header tab they
+  // belong to with data-epb-tab on their content; the theme marks only pages in the nav.
+  function markTab() {
+    var owner = document.querySelector('[data-epb-tab]');
+    if (!owner || document.querySelector('.md-tabs__item--active')) { return; }
+    var wanted = owner.getAttribute('data-epb-tab');
+    Array.prototype.forEach.call(document.querySelectorAll('.md-tabs__item'), function (item) {
+      var link = item.querySelector('.md-tabs__link');
+      if (link && link.textContent.trim() === wanted) { item.classList.add('md-tabs__item--active'); }
+    });
+  }
+
   function start() {
+    markTab();
     if (window.location.protocol === 'file:') {
       var content = document.querySelector('.md-content__inner');
       if (content && !document.getElementById('epb-file-note')) {
