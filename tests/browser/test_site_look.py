@@ -581,6 +581,10 @@ def test_with_nothing_ranked_the_home_and_compare_pages_say_so_and_still_compare
                   "no endpoint meets this target"):
         assert wrong not in text, wrong
     page.context.close()
+    page = look(unranked_url + "?emulated=1")  # unranked results shown: not called "ranked"
+    text = _visible_text(page)
+    assert "unranked endpoints\u2019 newest results" in text and "highest-ranked" not in text
+    page.context.close()
     page = look(unranked_url + "compare/?emulated=1")  # nothing ranked: the top unranked three
     assert len(page.evaluate("() => window.epbBuyer.chosen()")) == 3
     assert page.evaluate("() => window.epbBuyer.chartData().length") > 0

@@ -642,7 +642,9 @@
     }
     chartCaption.hidden = !list.length;
     chartSummary.hidden = !list.length;
-    chartCaption.textContent = (compareMode ? 'The chosen endpoints\u2019' : 'The ' + S.plural(list.length, 'highest-ranked endpoint') + '\u2019')
+    var anyRanked = list.some(function (e) { return e.rank; });
+    chartCaption.textContent = (compareMode ? 'The chosen endpoints\u2019'
+      : 'The ' + S.plural(list.length, anyRanked ? 'highest-ranked endpoint' : 'fastest unranked endpoint') + '\u2019')
       + ' newest results on ' + state.workload + ': each measured point (faint when another point of the ' +
       'same result is both faster per user and higher in throughput), the frontier as a step, the point chosen at ' +
       'the target ringed' + (state.target === 'speed' ? ', the target as a dashed line.' : '.');
