@@ -313,7 +313,9 @@ def cross_file_findings(checked: list[Checked], walked: Iterable[Path] = ()) -> 
             owners.setdefault(item.run_id, []).append(item.display)
             mine.add(item.display)
     whole = [os.path.abspath(folder) for folder in walked]
-    folders = {os.path.dirname(os.path.abspath(item.path)) for item in checked}
+    # abspath of each distinct folder, not of each of 100,000 files
+    folders = {os.path.abspath(folder)
+               for folder in {os.path.dirname(os.fspath(item.path)) for item in checked}}
     found = {results_root(Path(folder) / "_") for folder in folders}
     roots = {r for r in found if r is not None and not any(
         os.fspath(r) == w or os.fspath(r).startswith(w + os.sep) for w in whole)}
