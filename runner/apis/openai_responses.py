@@ -30,7 +30,6 @@ is the first output text or function call.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from runner.apis.base import (
@@ -40,6 +39,7 @@ from runner.apis.base import (
     chat_completion,
     delta_event,
     neutral_usage,
+    text_arguments,
     text_of,
     tool_delta,
 )
@@ -71,7 +71,7 @@ def _input(chat: list[Json]) -> tuple[str | None, list[Json]]:
                     "type": "function_call",
                     "call_id": str(call.get("id")),
                     "name": str(function.get("name", "")),
-                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                    "arguments": text_arguments(arguments),
                 })
         else:
             items.append({"role": "user", "content": text_of(msg.get("content"))})
