@@ -65,7 +65,8 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
         return [MISSING.at(file, "/evidence",
                            f"the result pins a journal but {path.stem}{evidence.SUFFIX} "
                            "is not beside it")]
-    if verified.seen(result):  # recomputed before: only the journal's bytes are checked
+    remembered = verified.key(result)
+    if verified.seen(remembered):  # recomputed before: only the journal's bytes are checked
         try:
             evidence.check_bytes(evidence.read_bytes(journal), pinned)
         except evidence.EvidenceError as exc:
@@ -77,7 +78,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
         return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
     found = _recomputed(result, records, journal.name, file)
     if not found:
-        verified.remember(result)
+        verified.remember(remembered)
     return found
 
 
