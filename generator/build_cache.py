@@ -181,23 +181,24 @@ class BuildCache:
             self.frames[number] = data.get("frames")
         return entries
 
-    def stamp(self, path: Path, rel: str,
-              stat: list[int] | None = None) -> tuple[Stamp, dict[str, Any] | None]:
+    def stamp(self, path: Path, rel: str, stat: list[int] | None = None,
+              journal: bool | None = None) -> tuple[Stamp, dict[str, Any] | None]:
         """The file's stamp and its entry when the entry still describes it (else None);
-        `stat` is the file's [size, mtime_ns] when the caller has it already."""
+        `stat` is the file's [size, mtime_ns] when the caller has it already, `journal`
+        whether a journal lies beside it when the caller listed the folder (False: none)."""
         self.seen.add(rel)
-        journal = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
-        journal_stat = _stat(journal)
+        journal_path = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
+        journal_stat = None if journal is False else _stat(journal_path)
         now = Stamp(stat or _stat(path), journal_stat=journal_stat)
         entry = self._shard(self._shard_of(rel)).get(rel)
         if isinstance(entry, dict) and now.stat is not None and entry.get("stat") == now.stat \
                 and entry.get("journal_stat") == now.journal_stat:
             self.hits += 1
             return now, entry
-        if now.stat is not None:
+        if now.stat is not None and isinstance(entry, dict):  # else the checker hashes it
             now.sha = sha256_file(path)
             if now.journal_stat is not None:
-                now.journal_sha = sha256_file(journal)
+                now.journal_sha = sha256_file(journal_path)
         if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
                 and entry.get("journal_sha") == now.journal_sha:
             entry["stat"], entry["journal_stat"] = now.stat, now.journal_stat

@@ -13,10 +13,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from generator import row_store
-from generator.build_cache import SHARDS, BuildCache, Stamp, findings_of, shard_of
+from generator.build_cache import JOURNAL_SUFFIX, SHARDS, BuildCache, Stamp, findings_of, shard_of
 from generator.report import status_for
 from generator.row_store import assemble
 from generator.tables import (
@@ -92,6 +90,7 @@ class CachedChecks:
     def split(self, files: list[Path]) -> tuple[dict[Path, Checked], list[Path]]:
         known: dict[Path, Checked] = {}
         todo: list[Path] = []
+        listed: dict[str, set[str]] = {}  # folder -> its names: journals without a stat each
         for path in files:
             rel = self.rel(path)
             try:
@@ -101,7 +100,15 @@ class CachedChecks:
             if info is None or not stat.S_ISREG(info.st_mode):
                 todo.append(path)  # the checker says what is wrong with it
                 continue
-            stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns])
+            folder, name = os.path.split(os.fspath(path))
+            if folder not in listed:
+                try:
+                    listed[folder] = set(os.listdir(folder or "."))
+                except OSError:
+                    listed[folder] = set()
+            journal = name.removesuffix(".json") + JOURNAL_SUFFIX in listed[folder]
+            stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns],
+                                            journal=None if journal else False)
             item = _from_entry(path, entry) if entry is not None else None
             if item is not None and item.derived is STORED \
                     and not isinstance(self.cache.frames.get(shard_of(rel)), dict):
@@ -122,6 +129,10 @@ class CachedChecks:
             if item.path not in self._stamps:
                 continue
             stamp = self._stamps[item.path][1]
+            if stamp.sha is None:  # no entry to compare with: the checker hashed what it read
+                stamp.sha = item.digests[0]
+                if stamp.journal_stat is not None:
+                    stamp.journal_sha = item.digests[1]
             if item.derived is not None and rows is None:
                 continue  # something this cache does not know how to keep
             if self.cache.store(rel, stamp, item.kind, item.findings, item.run_id,
@@ -129,7 +140,7 @@ class CachedChecks:
                     and stamp.sha is not None:
                 self.shas[rel] = stamp.sha
 
-    def frames(self) -> list[dict[str, pd.DataFrame]] | None:
+    def frames(self) -> list[dict[str, row_store.Shard]] | None:
         """Every shard's frames: read where nothing changed, built again from the rows the
         cache keeps and this build's fresh rows where something did. None when a shard's
         frames or rows are missing or altered."""

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,63 +35,56 @@ def _mac(key: bytes, data: bytes) -> str:
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
-def _encode(frame: pd.DataFrame) -> tuple[pa.Table, list[str]]:
-    containers = [str(c) for c in frame.columns if frame[c].dtype == object and any(
-        isinstance(v, (list, dict)) for v in frame[c].to_numpy())]
-    flat = frame.copy()
-    for column in containers:
-        memo: dict[Any, str] = {}  # most cells repeat a few lists (reasons, flags)
-        out = []
-        for value in flat[column].to_numpy():
-            key = tuple(value) if isinstance(value, list) and all(
-                isinstance(v, str) for v in value) else None
-            if key is None:
-                out.append(None if value is None else json.dumps(value, ensure_ascii=False))
-            else:
-                if key not in memo:
-                    memo[key] = json.dumps(value, ensure_ascii=False)
-                out.append(memo[key])
-        flat[column] = out
-    return pa.Table.from_pandas(flat, preserve_index=False), containers
+@dataclass(frozen=True)
+class Shard:
+    """One table's rows of one shard: an Arrow table, and the columns of it that hold lists
+    or dicts as JSON text (decoded once the shards are put together)."""
+
+    table: pa.Table
+    containers: tuple[str, ...]
 
 
-def _decode(table: pa.Table, containers: list[str]) -> pd.DataFrame:
-    """The frame, containers decoded (each distinct text once: equal cells share one list,
-    which the build only ever replaces, never changes in place)."""
-    frame = table.to_pandas()
-    for column in containers:
-        codes, texts = pd.factorize(frame[column].to_numpy(dtype=object), use_na_sentinel=True)
-        values = np.empty(len(texts) + 1, dtype=object)
-        values[:-1] = [json.loads(text) for text in texts]
-        values[-1] = None
-        frame[column] = pd.Series(values[codes], dtype=object)
-    return frame
+def _column(values: list[Any]) -> tuple[pa.Array, bool]:
+    """One column as Arrow (NaN as null, as pandas would), and whether it holds containers
+    (then every value but None is JSON text; equal lists share one text)."""
+    if not any(isinstance(v, (list, dict)) for v in values):
+        return pa.array(values, from_pandas=True), False
+    memo: dict[Any, str] = {}  # most cells repeat a few lists (reasons, flags)
+    out: list[str | None] = []
+    for value in values:
+        key = tuple(value) if isinstance(value, list) and all(
+            isinstance(v, str) for v in value) else None
+        if key is None:
+            out.append(None if value is None else json.dumps(value, ensure_ascii=False))
+        else:
+            if key not in memo:
+                memo[key] = json.dumps(value, ensure_ascii=False)
+            out.append(memo[key])
+    return pa.array(out, type=pa.string()), True
 
 
-def save(folder: Path, key: bytes, number: int,
-         frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
-    """Write one shard's frames; returns what `load` needs (each file's HMAC, the container
+def save(folder: Path, key: bytes, number: int, shards: dict[str, Shard]) -> dict[str, Any]:
+    """Write one shard's tables; returns what `load` needs (each file's HMAC, the container
     columns), for the shard's entry file."""
     info: dict[str, Any] = {}
     for name in NAMES:
-        table, containers = _encode(frames[name])
+        shard = shards[name]
         sink = pa.BufferOutputStream()
-        with pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
+        with pa.ipc.new_file(sink, shard.table.schema) as writer:
+            writer.write_table(shard.table)
         data = sink.getvalue().to_pybytes()
         path = folder / f"shard-{number:02d}-{name}.arrow"
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.replace(path)
-        info[name] = {"mac": _mac(key, data), "containers": containers}
+        info[name] = {"mac": _mac(key, data), "containers": list(shard.containers)}
     return info
 
 
-def load(folder: Path, key: bytes, number: int,
-         info: Any) -> dict[str, pd.DataFrame] | None:
-    """One shard's frames, or None when a file is missing or does not match its HMAC."""
+def load(folder: Path, key: bytes, number: int, info: Any) -> dict[str, Shard] | None:
+    """One shard's tables, or None when a file is missing or does not match its HMAC."""
     try:
-        frames = {}
+        shards = {}
         for name in NAMES:
             entry = info[name]
             data = (folder / f"shard-{number:02d}-{name}.arrow").read_bytes()
@@ -99,36 +93,72 @@ def load(folder: Path, key: bytes, number: int,
                             "ignored", number, name)
                 return None
             table = pa.ipc.open_file(pa.BufferReader(data)).read_all()
-            frames[name] = _decode(table, [str(c) for c in entry["containers"]])
-        return frames
+            shards[name] = Shard(table, tuple(str(c) for c in entry["containers"]))
+        return shards
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
         return None
 
 
-def shard_frames(rows: dict[str, Any], columns: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
-    """One shard's frames from its files' rows (file -> `Rows` of lists in the order of
-    `columns`, table -> its columns), files in name order: the one way both a full and an
-    incremental build make them, so both give the same columns and dtypes."""
+def shard_frames(rows: dict[str, Any], columns: dict[str, list[str]]) -> dict[str, Shard]:
+    """One shard's tables from its files' rows (file -> `Rows` of lists in the order of
+    `columns`, table -> its columns), files in name order, column by column straight into
+    Arrow: the one way both a full and an incremental build make them."""
     out = {}
     for name in NAMES:
+        names = [*columns[name], SOURCE]
         lists = [[*row, rel] for rel in sorted(rows) for row in getattr(rows[rel], name)]
-        out[name] = pd.DataFrame(lists, columns=[*columns[name], SOURCE])
+        arrays, containers = [], []
+        for index, column in enumerate(names):
+            array, container = _column([row[index] for row in lists])
+            arrays.append(array)
+            if container:
+                containers.append(column)
+        out[name] = Shard(pa.Table.from_arrays(arrays, names=names), tuple(containers))
     return out
 
 
-def assemble(shards: list[dict[str, pd.DataFrame]], order: list[str],
+def _as_text(shard: Shard, wanted: set[str]) -> pa.Table:
+    """The shard's table with the columns in `wanted` that it did not hold as JSON text
+    turned into JSON text too (a column of lists in one shard and all null in another)."""
+    table = shard.table
+    for column in sorted(wanted - set(shard.containers)):
+        where = table.schema.get_field_index(column)
+        values = table.column(where).to_pylist()
+        text = [None if v is None else json.dumps(v, ensure_ascii=False) for v in values]
+        table = table.set_column(where, column, pa.array(text, type=pa.string()))
+    return table
+
+
+def assemble(shards: list[dict[str, Shard]], order: list[str],
              columns: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
-    """The tables' rows: every shard's frames together, only the files in `order` (the
-    accepted results), in that order; dtypes inferred once over the whole."""
+    """The tables' rows: every shard's tables together, only the files in `order` (the
+    accepted results), in that order, then one conversion to pandas (containers decoded,
+    dtypes inferred once over the whole)."""
     position = pd.Index(order)
     out = {}
     for name in NAMES:
-        parts = [shard[name] for shard in shards if not shard[name].empty]
+        parts = [shard[name] for shard in shards if shard[name].table.num_rows]
         if not parts:
             parts = [shard_frames({}, columns)[name]]
-        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        where = position.get_indexer(frame[SOURCE])  # -1: not accepted
-        keep = where >= 0
-        picked = frame.iloc[np.flatnonzero(keep)[np.argsort(where[keep], kind="stable")]]
-        out[name] = picked.drop(columns=SOURCE).reset_index(drop=True).infer_objects()
+        wanted = {c for part in parts for c in part.containers}
+        table = pa.concat_tables([_as_text(part, wanted) for part in parts],
+                                 promote_options="permissive")
+        where = position.get_indexer(table.column(SOURCE).to_numpy(zero_copy_only=False))
+        keep = where >= 0  # -1: not accepted
+        picked = table.take(pa.array(np.flatnonzero(keep)[np.argsort(where[keep],
+                                                                      kind="stable")]))
+        frame = picked.drop_columns([SOURCE]).to_pandas()
+        for column in sorted(wanted):
+            frame[column] = _decoded(frame[column])
+        out[name] = frame.infer_objects()
     return out
+
+
+def _decoded(series: pd.Series) -> pd.Series:
+    """JSON text cells decoded, each distinct text once (equal cells share one object, which
+    the build only ever replaces, never changes in place)."""
+    codes, texts = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
+    values = np.empty(len(texts) + 1, dtype=object)
+    values[:-1] = [json.loads(text) for text in texts]
+    values[-1] = None
+    return pd.Series(values[codes], index=series.index, dtype=object)

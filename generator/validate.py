@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import stat
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -23,9 +24,10 @@ from epcore.errors import InputError
 from epcore.findings import Finding
 from epcore.paths import project_dir
 from epcore.schema import check_schema, kind_of
+from generator.build_cache import JOURNAL_SUFFIX, sha256_file
 from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
-from generator.checks.data_files import classify, in_data_folder, walk
+from generator.checks.data_files import classify, in_data_folder, listing
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -52,6 +54,9 @@ class Checked:
     run_id: str | None = None
     identity: dict[str, str | None] = field(default_factory=dict)
     derived: Any = None
+    digests: tuple[str | None, str | None] = (None, None)
+    """sha256 of the file and of the journal beside it, taken in the worker after the checks
+    when a `post` step runs (the build cache keeps them; no second read in the parent)."""
 
     def remember(self, document: Any) -> None:
         """Keep the schema-valid document and what the report says about it."""
@@ -92,7 +97,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
             roots = [given / name for name in PROJECT_FOLDERS if os.path.lexists(given / name)]
         for root in roots:
             if in_data_folder(root):
-                found.extend(p for p in walk(root) if classify(p, str(p)) not in
+                found.extend(p for p, mode in listing(root) if classify(p, str(p), mode) not in
                              ("journal", "template"))
                 continue
             for folder, dirs, files in os.walk(root, followlinks=False):
@@ -226,6 +231,8 @@ def _finish(item: Checked, post: Post | None) -> Checked:
     the post step derived travels back from a worker)."""
     if post is None:
         return item
+    item.digests = (_sha256(item.path),
+                    _sha256(os.fspath(item.path).removesuffix(".json") + JOURNAL_SUFFIX))
     if item.document is not None and status_for(item.findings) != "rejected":
         try:
             item.derived = post(item)
@@ -249,6 +256,16 @@ def _worker_check(item: tuple[Path, str]) -> Checked:
     index = _index_for(path, _WORKER["indexes"])
     checked = check_file(path, display, _WORKER["semantics"], index, _WORKER["now"])
     return _finish(checked, _WORKER["post"])
+
+
+def _sha256(path: Path | str) -> str | None:
+    """The file's sha256, None when it cannot be read as a regular file."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        return sha256_file(path)
+    except OSError:
+        return None
 
 
 def _picklable(value: object) -> bool:

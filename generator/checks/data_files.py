@@ -75,17 +75,19 @@ def in_data_folder(folder: Path) -> bool:
     return Path(folder).name in DATA_FOLDERS or _place(folder) is not None
 
 
-def classify(path: Path, display: str) -> Kind | Finding:
+def classify(path: Path, display: str, mode: int | None = None) -> Kind | Finding:
     """What a file in a data folder is, or the finding that rejects it. A path outside the data
-    folders is a document (the caller named it; its content decides)."""
+    folders is a document (the caller named it; its content decides). `mode`: the file type
+    bits when the caller has them already (`listing`), else the file is looked at."""
     place = _place(path)
     if place is None:
         return "document"
     name, below = place
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        mode = 0  # gone (a deletion is reported elsewhere): judged by its name
+    if mode is None:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = 0  # gone (a deletion is reported elsewhere): judged by its name
     if stat.S_ISLNK(mode):
         what = "folder" if os.path.isdir(path) else "file"
         return SYMLINK.at(display, "", f"a symbolic link to a {what} in {name}/ (not followed)")
@@ -118,13 +120,38 @@ def walk(root: Path) -> list[Path]:
     """Every entry under a data folder that is not a plain folder: files, symbolic links (to
     files or folders, never followed), FIFOs, hidden files and hidden folders (not entered),
     in a stable order."""
-    found: list[Path] = []
+    return [path for path, _mode in listing(root)]
+
+
+def listing(root: Path) -> list[tuple[Path, int]]:
+    """`walk`, each entry with its file type bits as the directory listing gives them (no
+    stat of each of 100,000 files): a link, a folder (hidden ones), a regular file, or 0 for
+    anything else (a FIFO, a device)."""
     if os.path.islink(root):
-        return [root]
-    for folder, dirs, files in os.walk(root, followlinks=False):
+        return [(root, stat.S_IFLNK)]
+    found: list[tuple[Path, int]] = []
+    pending = [os.fspath(root)]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                items = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
         base = Path(folder)
-        # a link to a folder and a hidden folder are one entry each, never entered
-        entries = [d for d in dirs if os.path.islink(base / d) or d.startswith(".")]
-        dirs[:] = sorted(d for d in dirs if d not in entries)
-        found.extend(base / name for name in sorted([*files, *entries]))
+        inner = []
+        for entry in items:
+            if entry.is_symlink():
+                mode = stat.S_IFLNK  # a link to a file or a folder: one entry, never entered
+            elif entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):
+                    inner.append(entry.path)
+                    continue
+                mode = stat.S_IFDIR  # a hidden folder: one entry, never entered
+            elif entry.is_file(follow_symlinks=False):
+                mode = stat.S_IFREG
+            else:
+                mode = 0
+            found.append((base / entry.name, mode))
+        pending.extend(reversed(inner))  # depth first, in name order
     return found
