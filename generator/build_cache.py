@@ -222,11 +222,7 @@ class BuildCache:
             "findings": [[f.file, f.pointer, f.check, f.severity, f.message, f.fix, f.extra]
                          for f in findings],
         }
-        try:
-            json.dumps([entry, rows], allow_nan=False)
-        except (TypeError, ValueError):
-            return self._drop(number, rel)  # JSON cannot carry it exactly: checked again
-        self._shard(number)[rel] = entry
+        self._shard(number)[rel] = entry  # one JSON cannot carry exactly is dropped at save
         kept = self.rows_of(number)
         if rows is not None:
             kept[rel] = rows
@@ -257,24 +253,54 @@ class BuildCache:
                 self.rows_dirty.add(number)
 
     def save(self) -> None:
-        """Write the shards that changed (after `drop_gone`)."""
+        """Write the shards that changed (after `drop_gone`). An entry or rows that JSON cannot
+        carry exactly (NaN, a type of its own) are dropped: that file is checked again."""
         for number in sorted(self.dirty | self.rows_dirty):
-            self._write(number, "", self.shards.get(number, {}), self.frames.get(number))
+            bodies = self._bodies(number)
+            if bodies is None:
+                for rel in [rel for rel, entry in self.shards.get(number, {}).items()
+                            if not _exact([entry, self.rows_of(number).get(rel)])]:
+                    self._drop(number, rel)
+                bodies = self._bodies(number)
+            assert bodies is not None  # every entry left is exact
+            self._write(number, "", bodies[0])
             if number in self.rows_dirty:
-                self._write(number, ".rows", self.rows_of(number))
+                self._write(number, ".rows", bodies[1])
         self.dirty.clear()
         self.rows_dirty.clear()
 
-    def _write(self, number: int, part: str, entries: dict[str, Any],
-               frames: Any = None) -> None:
-        body = json.dumps({"format": FORMAT, "context": self.context, "entries": entries,
-                           **({"frames": frames} if not part else {})},
-                          ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    def _bodies(self, number: int) -> tuple[bytes, bytes] | None:
+        """A shard's entry file and rows file as JSON, None when JSON cannot carry one."""
+        try:
+            entries = _dumps({"format": FORMAT, "context": self.context,
+                              "entries": self.shards.get(number, {}),
+                              "frames": self.frames.get(number)})
+            rows = _dumps({"format": FORMAT, "context": self.context,
+                           "entries": self.rows_of(number)}) \
+                if number in self.rows_dirty else b""
+        except (TypeError, ValueError):
+            return None
+        return entries, rows
+
+    def _write(self, number: int, part: str, body: bytes) -> None:
         mac = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
         path = self.folder / f"shard-{number:02d}{part}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(mac + b"\n" + body)
         tmp.replace(path)
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode()
+
+
+def _exact(value: Any) -> bool:
+    try:
+        _dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def shard_of(rel: str) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     for _attempt in range(2):
         reuse = CachedChecks(cache, results_dir)
         report, checked = validate_documents([results_dir], None, None,
-                                             post=RowMaker(results_dir, project), reuse=reuse)
+                                             post=ListedRows(results_dir, project), reuse=reuse)
         shards = reuse.frames()
         if shards is not None:
             break
@@ -58,6 +59,15 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
                                 report, project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
     return tables
+
+
+@dataclass(frozen=True)
+class ListedRows(RowMaker):
+    """`RowMaker` whose rows come back as lists in column order, made in the worker."""
+
+    def __call__(self, item: Checked) -> Rows | None:
+        rows = super().__call__(item)
+        return None if rows is None else as_lists(rows)
 
 
 def as_lists(rows: Rows) -> Rows:

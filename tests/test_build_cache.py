@@ -269,3 +269,22 @@ def test_one_new_result_rewrites_only_the_download_parts_of_its_day(project: Pat
              for ext in ("csv", "json")]
     assert changed == sorted([*dated, "endpoints.csv", "endpoints.json", "index.json"])
     assert any(p.startswith("runs/") for p in before)  # other days' parts were kept
+
+
+def test_an_entry_json_cannot_carry_is_dropped_when_saved_and_the_others_are_kept(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    cache = build_cache.BuildCache.open(folder, tmp_path)
+    fine = build_cache.Stamp([10, 1], sha="a" * 64)
+    cache.store("u/e/good.json", fine, "result", [], "good-run-0001", {},
+                [[["x", 1.5]], [], [], None])
+    cache.store("u/e/bad.json", fine, "result", [], "bad-run-00001", {},
+                [[["x", float("nan")]], [], [], None])  # NaN: JSON cannot carry it exactly
+    cache.save()
+    again = build_cache.BuildCache.open(folder, tmp_path)
+    _, good = again.stamp(tmp_path / "u/e/good.json", "u/e/good.json", [10, 1], journal=False)
+    _, bad = again.stamp(tmp_path / "u/e/bad.json", "u/e/bad.json", [10, 1], journal=False)
+    assert good is not None and good["run_id"] == "good-run-0001"
+    assert bad is None
+    number = build_cache.shard_of("u/e/good.json")
+    assert again.rows_of(number)["u/e/good.json"] == [[["x", 1.5]], [], [], None]
