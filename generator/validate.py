@@ -218,10 +218,11 @@ Post = Callable[[Checked], Any]
 
 
 class Reuse(Protocol):
-    """Outcomes kept from an earlier build (generator.cached_checks): `split` returns the
-    files it still knows and the ones to check; `keep` is handed the freshly checked ones."""
+    """Outcomes kept from an earlier build (generator.cached_checks): `split` returns, for
+    each file, what it still knows of it (None: check it) and the files to check, in order;
+    `keep` is handed the freshly checked ones."""
 
-    def split(self, files: list[Path]) -> tuple[dict[Path, Checked], list[Path]]: ...
+    def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]: ...
 
     def keep(self, checked: list[Checked]) -> None: ...
 
@@ -291,8 +292,8 @@ def check_files(
         known, todo = reuse.split(files)
         fresh = check_files(todo, workload_semantics, now, workers, post)
         reuse.keep(fresh)
-        by_path = dict(zip(todo, fresh, strict=True))
-        return [known[p] if p in known else by_path[p] for p in files]
+        checked = iter(fresh)  # in the order of the files left to check
+        return [item if item is not None else next(checked) for item in known]
     now = now or datetime.now(UTC)
     items = [(path, str(path)) for path in files]
     workers = workers if workers is not None else (os.cpu_count() or 1)
