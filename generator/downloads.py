@@ -26,14 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
-from generator.plain_json import plain_rows
+from generator import download_formats
 
 FORMAT = 1
 DATED = ("runs", "points", "agentic", "history")
 WHOLE = ("endpoints",)
 UNDATED = "undated"
+BLOCK = 100_000
+"""Rows converted together: the text of a block (1-2 kB a row in JSON) stays well under
+Arrow's 2 GB a string array, and the memory of a build bounded."""
 _ACROSS_FILES = ("rankable", "unranked_reasons", "flags", "quality", "quality_below", "bfcl",
                  "journal_path")
 """Run columns a build computes from more than the run's own file (from other files, the
@@ -62,46 +66,6 @@ def _order(part: str) -> tuple[bool, str]:
     return part != UNDATED, part
 
 
-# --- one frame as JSON records and as CSV ---------------------------------------------------
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_cell(value: Any, column: str = "") -> Any:
-    """Lists and dicts as JSON text (`unranked_reasons` as "a; b"); text that a spreadsheet
-    would run as a formula is prefixed with a quote (CSV injection)."""
-    if column == "unranked_reasons" and isinstance(value, list):
-        value = "; ".join(str(v) for v in value)
-    if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
-def _csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table as its CSV download shows it (what `_csv_cell` does to each cell, column by
-    column: lists and dicts as JSON, formula-like text quoted, infinities empty)."""
-    flat = frame.copy()
-    for column in flat.columns:
-        series = flat[column]
-        if pd.api.types.is_float_dtype(series.dtype):
-            if bool(np.isinf(series.to_numpy()).any()):
-                flat[column] = series.where(~np.isinf(series.to_numpy()), np.nan)
-            continue
-        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
-            continue
-        values = series.to_numpy(dtype=object)
-        if any(isinstance(v, (list, dict, float)) for v in values):
-            # containers (and odd floats): cell by cell
-            flat[column] = series.map(lambda v, c=column: _csv_cell(v, c))
-            continue
-        risky = series.str.startswith(_FORMULA_START, na=False).to_numpy(dtype=bool)
-        if risky.any():
-            flat[column] = series.where(~risky, "'" + series.astype(str))
-    return flat
-
-
 def write_frame(frame: pd.DataFrame, stem: Path) -> list[Path]:
     """`<stem>.json` (records, NaN -> null) and `<stem>.csv` of one whole frame."""
     return _write_parts(frame, {stem.name: np.arange(len(frame))}, [stem.name], stem.parent)
@@ -110,29 +74,40 @@ def write_frame(frame: pd.DataFrame, stem: Path) -> list[Path]:
 def _write_parts(frame: pd.DataFrame, positions: dict[str, np.ndarray], todo: list[str],
                  folder: Path) -> list[Path]:
     """Write the parts in `todo` (each the rows at its `positions`, in the frame's order),
-    converting only those rows, once: JSON records and CSV cells (`_csv_frame`)."""
+    converting only those rows, once, in blocks of whole parts of about `BLOCK` rows
+    (`generator.download_formats.rows`)."""
     if not todo:
         return []
     folder.mkdir(parents=True, exist_ok=True)
-    columns = [str(c) for c in frame.columns]
-    picked = frame.iloc[np.concatenate([positions[p] for p in todo])] if len(frame) else frame
-    json_rows = plain_rows(picked)
-    csv_rows = plain_rows(_csv_frame(picked))
     written: list[Path] = []
-    start = 0
-    for part in todo:
-        end = start + len(positions[part])
-        records = [dict(zip(columns, row, strict=True)) for row in json_rows[start:end]]
-        json_path, csv_path = folder / f"{part}.json", folder / f"{part}.csv"
-        json_path.write_text(json.dumps(records, ensure_ascii=False, allow_nan=False) + "\n",
-                             encoding="utf-8")
-        with csv_path.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(csv_rows[start:end])
-        written += [json_path, csv_path]
-        start = end
+    for block in _blocks(todo, positions):
+        where = np.concatenate([positions[p] for p in block])
+        same = len(where) == len(frame) and bool((where == np.arange(len(frame))).all())
+        rows = download_formats.rows(frame if same else frame.iloc[where])
+        start = 0
+        for part in block:
+            end = start + len(positions[part])
+            json_path, csv_path = folder / f"{part}.json", folder / f"{part}.csv"
+            with json_path.open("wb") as handle:
+                handle.writelines(rows.json_part(start, end))
+            with csv_path.open("wb") as handle:
+                handle.writelines(rows.csv_part(start, end))
+            written += [json_path, csv_path]
+            start = end
     return written
+
+
+def _blocks(todo: list[str], positions: dict[str, np.ndarray]) -> list[list[str]]:
+    """`todo` in runs of whole parts of at most `BLOCK` rows (a larger part alone)."""
+    blocks: list[list[str]] = [[]]
+    size = 0
+    for part in todo:
+        if blocks[-1] and size + len(positions[part]) > BLOCK:
+            blocks.append([])
+            size = 0
+        blocks[-1].append(part)
+        size += len(positions[part])
+    return blocks
 
 
 # --- the parts, and which of them changed ---------------------------------------------------
@@ -263,7 +238,7 @@ def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
         if stale.is_file() and stale.name not in layout:
             stale.unlink()
     path = out_dir / "index.json"
-    path.write_text(json.dumps(index, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    path.write_bytes(orjson.dumps(index, option=orjson.OPT_INDENT_2) + b"\n")
     written.append(path)
     manifest.save(done)
     return written
