@@ -27,7 +27,7 @@ from epcore.schema import check_schema, kind_of
 from generator.build_cache import JOURNAL_SUFFIX, sha256_file
 from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
-from generator.checks.data_files import classify, in_data_folder, listing
+from generator.checks.data_files import classified, classify, in_data_folder
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -97,7 +97,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
             roots = [given / name for name in PROJECT_FOLDERS if os.path.lexists(given / name)]
         for root in roots:
             if in_data_folder(root):
-                found.extend(p for p, mode in listing(root) if classify(p, str(p), mode) not in
+                found.extend(p for p, kind in classified(root) if kind not in
                              ("journal", "template"))
                 continue
             for folder, dirs, files in os.walk(root, followlinks=False):
