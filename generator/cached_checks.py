@@ -16,6 +16,7 @@ from typing import Any
 
 from generator import row_store
 from generator.build_cache import JOURNAL_SUFFIX, SHARDS, BuildCache, Stamp, findings_of, shard_of
+from generator.collector import collector_paused
 from generator.report import status_for
 from generator.row_store import assemble
 from generator.tables import (
@@ -43,6 +44,11 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     file's sha256."""
     if not results_dir.is_dir():
         return build_tables(results_dir, project)
+    with collector_paused():
+        return _cached_tables(results_dir, project, cache_dir)
+
+
+def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     cache = BuildCache.open(cache_dir, project)
     for _attempt in range(2):
         reuse = CachedChecks(cache, results_dir)

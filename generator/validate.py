@@ -9,6 +9,7 @@ the results tree. A file that makes the validator itself fail is rejected with
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import stat
@@ -249,6 +250,8 @@ def _finish(item: Checked, post: Post | None) -> Checked:
 
 def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime,
                  post: Post | None) -> None:
+    gc.enable()  # forked from a build that paused it (generator.collector); hostile files
+    # make reference cycles (a schema error and its context), which must not pile up here
     _WORKER.update(semantics=workload_semantics, now=now, indexes={}, post=post)
 
 
