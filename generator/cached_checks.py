@@ -16,6 +16,7 @@ from typing import Any
 
 from generator import row_store
 from generator.build_cache import JOURNAL_SUFFIX, SHARDS, BuildCache, Stamp, findings_of, shard_of
+from generator.cache_writer import save_in_background, wait_saved
 from generator.collector import collector_paused
 from generator.report import status_for
 from generator.row_store import assemble
@@ -44,6 +45,7 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     file's sha256."""
     if not results_dir.is_dir():
         return build_tables(results_dir, project)
+    wait_saved()  # an earlier build's cache writer, if it is still going
     with collector_paused():
         return _cached_tables(results_dir, project, cache_dir)
 
@@ -60,7 +62,7 @@ def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
         cache.forget()  # a shard's frames are gone or altered: check every file again
     else:  # pragma: no cover - a fresh cache always has its frames
         raise RuntimeError("build cache: no frames after checking every file")
-    cache.save()
+    save_in_background(cache)  # generator/cache_writer.py: the tables need none of it
     tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel), TABLE_COLUMNS),
                                 report, project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}

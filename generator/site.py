@@ -31,6 +31,7 @@ from epcore.errors import InputError
 from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
 from generator.build_cache import context_digest
+from generator.cache_writer import wait_saved
 from generator.collector import collector_paused
 from generator.csp import CSP, secure_pages
 from generator.downloads import day_digests, part_keys
@@ -74,8 +75,10 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     where they changed (all of them without `cache_dir`). `write` is
     `generator.downloads.write_tables` (None: no downloads, for tests)."""
     with collector_paused():
-        return _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
+        site = _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
                                        cache_dir)
+    wait_saved()  # the build cache's writer (generator/cache_writer.py) is done too
+    return site
 
 
 def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
