@@ -37,7 +37,7 @@ from generator.csp import CSP, secure_pages
 from generator.downloads import day_digests, part_keys
 from generator.history_views import series_views
 from generator.latest import board_views
-from generator.page_manifest import PageManifest, drop_stale, page_digest, shell_digest
+from generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
 from generator.render import frontier_by_run
@@ -105,8 +105,9 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                 rest["run_id"].astype(str)))
             rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
                     for r in records(rest)]
-            digests = [page_digest(r, sha_of.get(str(r.get("result_path"))), context)
-                       if cache_dir is not None else None for r in rows]
+            digests: list[str | None] = (
+                page_digests(rest, on_front, sha_of, context) if cache_dir is not None
+                else [None] * len(rows))
             standing = settled | manifest.standing(rows, digests, out_dir)
             if cache_dir is None:
                 for name in _KEPT:
