@@ -37,7 +37,7 @@ _PREFIX_RULES = (
     r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}",
 )
 KEY_SHAPES = re.compile("|".join(f"(?:{rule})" for rule in _PREFIX_RULES))
-_PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
              "AKIA", "ASIA", "AIza", "xox", "hf_", "gsk_", "r8_", "pplx-", "xai-", "nvapi-",
              "npm_", "pypi-", "mlc_", "eyJ", "Bearer")
 TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
@@ -58,7 +58,7 @@ def entropy(text: str) -> float:
 
 def has_key_shape(text: str) -> bool:
     """A well-known key prefix (a substring prefilter first: the regex is the slow part)."""
-    return any(prefix in text for prefix in _PREFIXES) and bool(KEY_SHAPES.search(text))
+    return any(prefix in text for prefix in PREFIXES) and bool(KEY_SHAPES.search(text))
 
 
 def hex_runs(text: str, token: re.Match[str]) -> Iterator[re.Match[str]]:

@@ -122,15 +122,33 @@ class RunCost:
 
 def serving_cost(card: Card, points: Iterable[Mapping[str, Any]]) -> RunCost:
     """The cost figures of these points together: costs and tokens summed, then normalized."""
+    return serving_costs(card, list(points))[0]
+
+
+def serving_costs(card: Card, points: list[Mapping[str, Any]]) -> tuple[RunCost, list[RunCost]]:
+    """serving_cost(card, points) and serving_cost(card, [point]) for each point, with each
+    point's cost worked out once (the sums are taken in the same order, so the figures are
+    the same to the last bit)."""
     total: float | None = 0.0
     tokens = completed = 0
     seconds = 0.0
+    each: list[RunCost] = []
     for point in points:
         cost = point_cost_usd(card, point)
+        billed = billed_output_tokens(card, point)
+        done = int(point["requests"]["completed"])
+        window = float(point["window_s"])
+        each.append(_normalized(card, None if cost is None else 0.0 + cost, billed, done,
+                                0.0 + window))
         total = None if cost is None or total is None else total + cost
-        tokens += billed_output_tokens(card, point)
-        completed += int(point["requests"]["completed"])
-        seconds += float(point["window_s"])
+        tokens += billed
+        completed += done
+        seconds += window
+    return _normalized(card, total, tokens, completed, seconds), each
+
+
+def _normalized(card: Card, total: float | None, tokens: int, completed: int,
+                seconds: float) -> RunCost:
     if completed == 0 and tokens == 0:
         total = None
     return RunCost(

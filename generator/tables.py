@@ -283,8 +283,8 @@ class _Builder:
         answer_firsts = [v for v in ttfas if v is not None]
         issued = sum(p["requests"]["issued"] for p in kept)
         failed = sum(p["requests"]["failed"] for p in kept)
-        at_run = cost.serving_cost(card, kept) if card else _NO_COST
-        at_today = cost.serving_cost(today, kept) if today else None
+        at_run, each = cost.serving_costs(card, kept) if card else (_NO_COST, None)
+        at_today, each_today = cost.serving_costs(today, kept) if today else (None, None)
         run.update(
             max_system_tps=best["system_tps"],
             tps_per_user_at_max_tps=best.get("tps_per_user"),
@@ -303,9 +303,9 @@ class _Builder:
             usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None,
         )
         on_front = {row["point"] for row in frontier(kept)}
-        for p in kept:
-            one = cost.serving_cost(card, [p]) if card else _NO_COST
-            one_today = cost.serving_cost(today, [p]) if today else None
+        for i, p in enumerate(kept):
+            one = each[i] if each is not None else _NO_COST
+            one_today = each_today[i] if each_today is not None else None
             req = p["requests"]
             self.points.append({
                 **identity,
