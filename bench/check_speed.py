@@ -34,14 +34,13 @@ WARM_UP = 50
 def child(tree: str, results: str, files: int, out: str) -> None:
     """Time check_file + RowMaker over the files with the code of `tree`; write a summary."""
     sys.path.insert(0, tree)
-    import hashlib  # noqa: PLC0415
-    import time  # noqa: PLC0415
-    from datetime import UTC, datetime  # noqa: PLC0415
+    import hashlib
+    import time
+    from datetime import UTC, datetime
 
-    from generator.tables import RowMaker  # noqa: PLC0415
-    from generator.validate import _index_for, check_file  # noqa: PLC0415
-
-    import generator  # noqa: PLC0415
+    import generator
+    from generator.tables import RowMaker
+    from generator.validate import _index_for, check_file
     assert Path(generator.__file__).resolve().is_relative_to(Path(tree).resolve()), \
         generator.__file__
     results_dir = Path(results)
