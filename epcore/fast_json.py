@@ -53,7 +53,8 @@ def _finite_float(literal: str) -> float:
 
 
 def depth(data: bytes) -> int:
-    """How deeply the containers of this well-formed JSON text nest (0 for a scalar)."""
+    """How deeply the containers of this well-formed JSON text nest (0 for a scalar);
+    ValueError when its brackets do not pair up (text that is not JSON)."""
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     # Two quotes side by side are a string with no bracket in it, or the end of one string
@@ -64,7 +65,10 @@ def depth(data: bytes) -> int:
         brackets = b"".join(brackets.split(b'"')[::2])  # even pieces lie outside strings
     rounds = 0
     while brackets:
-        brackets = _EMPTY_PAIR.sub(b"", brackets)
+        inner = _EMPTY_PAIR.sub(b"", brackets)
+        if len(inner) == len(brackets):
+            raise ValueError("unbalanced brackets: not well-formed JSON")
+        brackets = inner
         rounds += 1
     return rounds
 
@@ -85,6 +89,10 @@ def fast_json(data: bytes, max_depth: int) -> tuple[Any, str]:
         document = json.loads(text, **hooks)
     except (ValueError, RecursionError):
         raise Unusual from None
-    if depth(data) >= max_depth:  # stricter than the full loader: it decides
+    try:
+        too_deep = depth(data) >= max_depth  # stricter than the full loader: it decides
+    except ValueError:
+        raise Unusual from None
+    if too_deep:
         raise Unusual
     return document, text
