@@ -201,11 +201,16 @@ class _Builder:
         return _card_today(self.project, endpoint_id, self.build)
 
     def result_path(self, path: Path) -> str:
-        try:
-            rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(self.results_dir))
-        except ValueError:
-            return path.as_posix()
-        return f"results/{rel.as_posix()}"
+        """results/<path inside the results folder> (the path as given when outside it):
+        Path.relative_to on the absolute paths, done on the strings (POSIX separators)."""
+        full = os.path.abspath(path)
+        root = os.path.abspath(self.results_dir)
+        if full == root:
+            return "results/."
+        inside = root if root.endswith(os.sep) else root + os.sep
+        if os.sep != "/" or not full.startswith(inside):
+            return _result_path_slow(path, self.results_dir)
+        return f"results/{full[len(inside):]}"
 
     def journal_path(self, path: Path, doc: dict[str, Any]) -> str | None:
         """The journal beside a result that pins one (validation has checked it is there and
@@ -408,6 +413,14 @@ class _Builder:
 
 _NO_COST = cost.RunCost(None, 0, 0, 0.0, None, None, None, None, None)
 _NO_SPEND = cost.AgenticCost(None, {}, None, None, None)
+
+
+def _result_path_slow(path: Path, results_dir: Path) -> str:
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(results_dir))
+    except ValueError:
+        return path.as_posix()
+    return f"results/{rel.as_posix()}"
 
 
 def price_known(result: dict[str, Any]) -> bool:

@@ -87,6 +87,11 @@ def _scalar_node(schema: dict[str, Any]) -> Check | None:
     return None
 
 
+_SIMPLE_NUMBERS: dict[Check, tuple[tuple[type, ...], Any, bool]] = {}
+"""Number closures with no bound or only a minimum: (exact types, minimum, nullable), so that
+an object closure can test such properties inline (most values of a result are these)."""
+
+
 def _number_check(nullable: bool, integer: bool, low: Any, high: Any, low_x: Any,
                   high_x: Any) -> Check:
     """A number (or integer) within bounds, or null when nullable. Only exact int and float
@@ -100,12 +105,14 @@ def _number_check(nullable: bool, integer: bool, low: Any, high: Any, low_x: Any
                 if type(value) in kinds:
                     return True
                 return value is None and nullable
+            _SIMPLE_NUMBERS[check_unbounded] = (kinds, None, nullable)
             return check_unbounded
 
         def check_minimum(value: Any) -> bool:
             if type(value) in kinds:
                 return bool(value >= low)
             return value is None and nullable
+        _SIMPLE_NUMBERS[check_minimum] = (kinds, low, nullable)
         return check_minimum
 
     def check_number(value: Any) -> bool:
@@ -367,14 +374,26 @@ class _Compiler:
         not_dict = not is_object  # what a value that is not an object answers
 
         if not patterns and extra is _never:
+            numbers = {k: _SIMPLE_NUMBERS[c] for k, c in props.items() if c in _SIMPLE_NUMBERS}
+            others = {k: c for k, c in props.items() if k not in numbers}
+
             def check_closed(value: Any) -> bool:
-                """additionalProperties false, no patterns: every key is a property."""
+                """additionalProperties false, no patterns: every key is a property (simple
+                number properties tested inline, as their closures would)."""
                 if not isinstance(value, dict):
                     return not_dict
                 if not value.keys() >= required:
                     return False
                 for key, item in value.items():
-                    check = props.get(key)
+                    number = numbers.get(key)
+                    if number is not None:
+                        if type(item) in number[0]:
+                            if number[1] is not None and not item >= number[1]:
+                                return False
+                        elif item is not None or not number[2]:
+                            return False
+                        continue
+                    check = others.get(key)
                     if check is None or not check(item):
                         return False
                 return True
