@@ -65,14 +65,25 @@ def hex_runs(text: str, token: re.Match[str]) -> Iterator[re.Match[str]]:
     """Runs of 32+ hex digits of one case inside a TOKEN match, not touching other letters or
     digits, random enough to be a key (one pass over the text finds the tokens; hex runs are
     looked for inside them only)."""
+    for run in hex_shaped(text, token):
+        if random_hex(run.group()):
+            yield run
+
+
+def hex_shaped(text: str, token: re.Match[str]) -> Iterator[re.Match[str]]:
+    """hex_runs before the entropy test: the runs of 32+ hex digits of one case."""
     for run in _HEX.finditer(text, token.start(), token.end()):
         start, end = run.span()
         if (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
             continue
         value = run.group()
-        if (value.islower() or value.isupper() or value.isdigit()) and \
-                entropy(value) >= MIN_HEX_ENTROPY:
+        if value.islower() or value.isupper() or value.isdigit():
             yield run
+
+
+def random_hex(value: str) -> bool:
+    """A hex run random enough to be a key."""
+    return entropy(value) >= MIN_HEX_ENTROPY
 
 
 def secret_hex(text: str) -> list[str]:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -73,6 +74,7 @@ def _clean(dist: dict[str, Any], name: str, n: int, values: list[Any]) -> bool:
     return not expected
 
 
+@lru_cache(maxsize=1024)
 def _expected(n: int) -> frozenset[str]:
     """expected_insufficient(n), with no work for the usual n past every threshold."""
     if n >= _MOST_NEEDED:

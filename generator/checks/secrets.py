@@ -20,8 +20,9 @@ from epcore.credentials import (
     TOKEN,
     entropy,
     has_key_shape,
-    hex_runs,
+    hex_shaped,
     looks_like_secret,
+    random_hex,
     token_is_secret,
 )
 from epcore.findings import Finding, pointer_from_path
@@ -94,9 +95,9 @@ def _suspicious(text: str) -> bool:
     for token in _tokens(text, ascii_text):
         if token_is_secret(token.group()):
             return True
-        for run in hex_runs(text, token):
+        for run in hex_shaped(text, token):  # hex_runs, the digest key looked at first
             key = _DIGEST_BEFORE.search(text, max(0, run.start() - 80), run.start())
-            if key is None or not _digest_key(key.group(1)):
+            if (key is None or not _digest_key(key.group(1))) and random_hex(run.group()):
                 return True
     return False
 
