@@ -203,7 +203,7 @@ def _pattern_check(regex: re.Pattern[str]) -> Check:
 
 
 def _unique_check(value: Any) -> bool:
-    if not isinstance(value, list):
+    if not isinstance(value, list) or len(value) < 2:
         return True
     if all(type(item) is str for item in value):  # _equal on two exact strings is ==
         return len(set(value)) == len(value)
