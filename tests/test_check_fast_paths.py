@@ -57,3 +57,15 @@ def test_results_root_is_the_nearest_enclosing_results_folder() -> None:
     for text in ("results/a/b.json", "x/results/results/c.json", "c.json", "/", "/x",
                  "results", "results/../d.json", "/tmp/results/e/f/g.json", "a/b/c.json"):
         assert results_root(Path(text)) == walked(Path(text)), text
+
+
+def test_the_lowest_carried_percentile_is_the_first_of_carried() -> None:
+    from generator.checks.plausible import _carried, _lowest
+
+    rng = random.Random(5)
+    for _ in range(500):
+        dist = {k: rng.choice([None, True, 0, 1.5, "x", 7]) for k in ("p50", "p90", "p95", "p99")
+                if rng.random() < 0.7}
+        for value in (dist, None, [], "x"):
+            carried = _carried(value)
+            assert _lowest(value) == (carried[0] if carried else ("p50", None))
