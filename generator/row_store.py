@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,15 @@ class Shard:
     containers: tuple[str, ...]
 
 
-def _column(values: list[Any]) -> tuple[pa.Array, bool]:
+def _column(values: Sequence[Any]) -> tuple[pa.Array, bool]:
     """One column as Arrow (NaN as null, as pandas would), and whether it holds containers
-    (then every value but None is JSON text; equal lists share one text)."""
-    if not any(isinstance(v, (list, dict)) for v in values):
-        return pa.array(values, from_pandas=True), False
+    (lists or dicts: then every value but None is JSON text; equal lists share one text)."""
+    try:
+        array = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        array = None  # text and lists mixed, say: kept as JSON text
+    if array is not None and not pa.types.is_nested(array.type):
+        return array, False
     memo: dict[Any, str] = {}  # most cells repeat a few lists (reasons, flags)
     out: list[str | None] = []
     for value in values:
@@ -104,12 +109,16 @@ def shard_frames(rows: dict[str, Any], columns: dict[str, list[str]]) -> dict[st
     `columns`, table -> its columns), files in name order, column by column straight into
     Arrow: the one way both a full and an incremental build make them."""
     out = {}
+    files = sorted(rows)
     for name in NAMES:
         names = [*columns[name], SOURCE]
-        lists = [[*row, rel] for rel in sorted(rows) for row in getattr(rows[rel], name)]
+        flat = [row for rel in files for row in getattr(rows[rel], name)]
+        values: list[tuple[Any, ...]] = (list(zip(*flat, strict=True)) if flat
+                                         else [()] * len(columns[name]))
+        values.append(tuple(rel for rel in files for _ in getattr(rows[rel], name)))
         arrays, containers = [], []
-        for index, column in enumerate(names):
-            array, container = _column([row[index] for row in lists])
+        for column, cells in zip(names, values, strict=True):
+            array, container = _column(cells)
             arrays.append(array)
             if container:
                 containers.append(column)
@@ -143,7 +152,10 @@ def assemble(shards: list[dict[str, Shard]], order: list[str],
         wanted = {c for part in parts for c in part.containers}
         table = pa.concat_tables([_as_text(part, wanted) for part in parts],
                                  promote_options="permissive")
-        where = position.get_indexer(table.column(SOURCE).to_numpy(zero_copy_only=False))
+        source = table.column(SOURCE).cast(pa.string())
+        files = pa.compute.dictionary_encode(source).combine_chunks()
+        where = position.get_indexer(files.dictionary.to_numpy(zero_copy_only=False))[
+            files.indices.to_numpy(zero_copy_only=False)]  # each distinct file looked up once
         keep = where >= 0  # -1: not accepted
         picked = table.take(pa.array(np.flatnonzero(keep)[np.argsort(where[keep],
                                                                       kind="stable")]))
