@@ -19,8 +19,16 @@ from markupsafe import Markup
 
 from epcore.paths import site_sources_dir
 from generator import cost
+from generator.checks import CHECKS
 from generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
-from generator.result_html import kv_rows, point_rows, price_rows, retry_rows, task_rows
+from generator.result_html import (
+    kv_rows,
+    pareto_line,
+    point_rows,
+    price_rows,
+    retry_rows,
+    task_rows,
+)
 from generator.tables import price_known
 
 # Characters that could end the script element or start markup inside it; also the two line
@@ -270,17 +278,41 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "title": f"{endpoint.get('provider', '')} {model}: {doc['workload']['id']}, "
                  f"{str(doc.get('started_at', ''))[:10]}",
         "doc": doc,
+        "workload": doc["workload"],
         "endpoint": endpoint,
         "row": row,
         "root": root,
+        "unranked": row.get("unranked_reasons") or [],
+        "resumes": doc.get("resumes") or [],
+        "journal": row.get("journal_path"),
+        "evidence": doc.get("evidence"),
+        "imported": (doc.get("source") or {}).get("format", "epbench") != "epbench",
         "command": run_command(doc),
-        "flags": list(flags) if isinstance(flags, list | tuple) else [],
+        "flags": [(str(f), flag_note(str(f))) for f in flags]
+                 if isinstance(flags, list | tuple) else [],
         "point_columns": POINT_COLUMNS,
         "points": points,
         "points_html": point_rows(points),
+        "pareto_html": pareto_line(doc.get("pareto") or ()),
+        "burst": doc.get("burst"),
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
+        "quality": row.get("quality"),
+        "quality_below": row.get("quality_below"),
+        "bfcl": row.get("bfcl"),
         "price_card": price_card,
         "price_html": price_rows(price_card, PRICE_LABELS),
         "disclosure": disclosure,
         "disclosure_html": kv_rows(disclosure),
     }
+
+
+def flag_note(check_id: str) -> str:
+    """What a flag on a run page means, in the words of the check that raised it (the runs
+    table keeps only check ids); empty for an id no check defines."""
+    check = CHECKS.get(check_id)
+    if check is None:
+        return ""
+    if check.severity == "reject-point":
+        return f"a point fails the check that {check.description} (such a point is left out " \
+               "of the boards)"
+    return f"fails the check that {check.description}"

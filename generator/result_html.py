@@ -110,3 +110,10 @@ def task_rows(tasks: Iterable[Mapping[str, Any]]) -> Markup:
         f"<tr><td>{text(str(t['id']))}</td><td>{number(t['trials'])}</td>"
         f"<td>{number(t['successes'])}</td><td>{text(str(t['outcomes']))}</td></tr>\n"
         for t in tasks))
+
+
+def pareto_line(pareto: Iterable[Mapping[str, Any]]) -> Markup:
+    """The frontier as one line: each point with its per-user and system speed."""
+    return Markup(" → ".join(
+        f"{text(str(f['point']))} ({number(f.get('tps_per_user'))} tok/s/user, "
+        f"{number(f.get('system_tps'))} tok/s)" for f in pareto))
