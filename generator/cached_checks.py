@@ -16,6 +16,7 @@ from typing import Any
 
 from generator import row_store
 from generator.build_cache import JOURNAL_SUFFIX, SHARDS, BuildCache, Stamp, findings_of, shard_of
+from generator.collector import collector_paused
 from generator.report import status_for
 from generator.row_store import assemble
 from generator.tables import (
@@ -43,6 +44,11 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     file's sha256."""
     if not results_dir.is_dir():
         return build_tables(results_dir, project)
+    with collector_paused():
+        return _cached_tables(results_dir, project, cache_dir)
+
+
+def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     cache = BuildCache.open(cache_dir, project)
     for _attempt in range(2):
         reuse = CachedChecks(cache, results_dir)
@@ -91,43 +97,47 @@ class CachedChecks:
         self.fresh: dict[str, Rows | None] = {}
         """Relative path -> rows (lists) of each file checked in this build."""
 
-    def rel(self, path: Path) -> str:
+    def rel(self, path: Path | str) -> str:
         text = os.fspath(path)
         if text.startswith(self.root + os.sep) and os.sep + ".." not in text:
             return text[len(self.root) + 1:].replace(os.sep, "/")
         return os.path.relpath(os.path.abspath(text), self.root).replace(os.sep, "/")
 
-    def split(self, files: list[Path]) -> tuple[dict[Path, Checked], list[Path]]:
-        known: dict[Path, Checked] = {}
+    def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]:
+        known: list[Checked | None] = []
         todo: list[Path] = []
         listed: dict[str, set[str]] = {}  # folder -> its names: journals without a stat each
+        frames = self.cache.frames
         for path in files:
-            rel = self.rel(path)
+            text = os.fspath(path)
+            rel = self.rel(text)
             try:
-                info = os.lstat(path)
+                info = os.lstat(text)
             except OSError:
                 info = None
             if info is None or not stat.S_ISREG(info.st_mode):
+                known.append(None)
                 todo.append(path)  # the checker says what is wrong with it
                 continue
-            folder, name = os.path.split(os.fspath(path))
+            folder, name = os.path.split(text)
             if folder not in listed:
                 try:
                     listed[folder] = set(os.listdir(folder or "."))
                 except OSError:
                     listed[folder] = set()
             journal = name.removesuffix(".json") + JOURNAL_SUFFIX in listed[folder]
+            number = shard_of(rel)
             stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns],
-                                            journal=None if journal else False)
+                                            journal=None if journal else False, number=number)
             item = _from_entry(path, entry) if entry is not None else None
             if item is not None and item.derived is STORED \
-                    and not isinstance(self.cache.frames.get(shard_of(rel)), dict):
+                    and not isinstance(frames.get(number), dict):
                 item = None  # rows said to be in frames its shard does not have
+            known.append(item)
             if item is None:
                 self._stamps[path] = (rel, stamp)
                 todo.append(path)
             else:
-                known[path] = item
                 self.shas[rel] = str(entry["sha"])  # type: ignore[index]
         return known, todo
 

@@ -88,7 +88,7 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
         {"History": "history.md"},
         {"Compare": "compare.md"},
         {"Workloads": "workloads.md"},
-        {"Methodology": [{"Methodology": "methodology.md"},
+        {"Methodology": [{"Metrics and rules": "methodology.md"},
                          {"Schema reference": "schemas.md"}]},
     ]
     if guides:

@@ -152,7 +152,10 @@ def assemble(shards: list[dict[str, Shard]], order: list[str],
         wanted = {c for part in parts for c in part.containers}
         table = pa.concat_tables([_as_text(part, wanted) for part in parts],
                                  promote_options="permissive")
-        where = position.get_indexer(table.column(SOURCE).to_numpy(zero_copy_only=False))
+        source = table.column(SOURCE).cast(pa.string())
+        files = pa.compute.dictionary_encode(source).combine_chunks()
+        where = position.get_indexer(files.dictionary.to_numpy(zero_copy_only=False))[
+            files.indices.to_numpy(zero_copy_only=False)]  # each distinct file looked up once
         keep = where >= 0  # -1: not accepted
         picked = table.take(pa.array(np.flatnonzero(keep)[np.argsort(where[keep],
                                                                       kind="stable")]))

@@ -31,6 +31,7 @@ from epcore.errors import InputError
 from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
 from generator.build_cache import context_digest
+from generator.collector import collector_paused
 from generator.csp import CSP, secure_pages
 from generator.downloads import day_digests, part_keys
 from generator.history_views import series_views
@@ -72,6 +73,14 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     pages (`runs/`), raw results (`results/`) and downloads (`data/`), which are written only
     where they changed (all of them without `cache_dir`). `write` is
     `generator.downloads.write_tables` (None: no downloads, for tests)."""
+    with collector_paused():
+        return _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
+                                       cache_dir)
+
+
+def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
+                            base_url: str, write: Callable[..., list[Path]] | None,
+                            cache_dir: Path | None) -> Path:
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = site_sources_dir()

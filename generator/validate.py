@@ -9,6 +9,7 @@ the results tree. A file that makes the validator itself fail is rejected with
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import stat
@@ -27,7 +28,7 @@ from epcore.schema import check_schema, kind_of
 from generator.build_cache import JOURNAL_SUFFIX, sha256_file
 from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
-from generator.checks.data_files import classify, in_data_folder, listing
+from generator.checks.data_files import classified, classify, in_data_folder
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -97,7 +98,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
             roots = [given / name for name in PROJECT_FOLDERS if os.path.lexists(given / name)]
         for root in roots:
             if in_data_folder(root):
-                found.extend(p for p, mode in listing(root) if classify(p, str(p), mode) not in
+                found.extend(p for p, kind in classified(root) if kind not in
                              ("journal", "template"))
                 continue
             for folder, dirs, files in os.walk(root, followlinks=False):
@@ -218,10 +219,11 @@ Post = Callable[[Checked], Any]
 
 
 class Reuse(Protocol):
-    """Outcomes kept from an earlier build (generator.cached_checks): `split` returns the
-    files it still knows and the ones to check; `keep` is handed the freshly checked ones."""
+    """Outcomes kept from an earlier build (generator.cached_checks): `split` returns, for
+    each file, what it still knows of it (None: check it) and the files to check, in order;
+    `keep` is handed the freshly checked ones."""
 
-    def split(self, files: list[Path]) -> tuple[dict[Path, Checked], list[Path]]: ...
+    def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]: ...
 
     def keep(self, checked: list[Checked]) -> None: ...
 
@@ -248,6 +250,8 @@ def _finish(item: Checked, post: Post | None) -> Checked:
 
 def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime,
                  post: Post | None) -> None:
+    gc.enable()  # forked from a build that paused it (generator.collector); hostile files
+    # make reference cycles (a schema error and its context), which must not pile up here
     _WORKER.update(semantics=workload_semantics, now=now, indexes={}, post=post)
 
 
@@ -291,8 +295,8 @@ def check_files(
         known, todo = reuse.split(files)
         fresh = check_files(todo, workload_semantics, now, workers, post)
         reuse.keep(fresh)
-        by_path = dict(zip(todo, fresh, strict=True))
-        return [known[p] if p in known else by_path[p] for p in files]
+        checked = iter(fresh)  # in the order of the files left to check
+        return [item if item is not None else next(checked) for item in known]
     now = now or datetime.now(UTC)
     items = [(path, str(path)) for path in files]
     workers = workers if workers is not None else (os.cpu_count() or 1)

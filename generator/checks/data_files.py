@@ -75,11 +75,13 @@ def in_data_folder(folder: Path) -> bool:
     return Path(folder).name in DATA_FOLDERS or _place(folder) is not None
 
 
-def classify(path: Path, display: str, mode: int | None = None) -> Kind | Finding:
+def classify(path: Path, display: str, mode: int | None = None,
+             place: tuple[str, list[str]] | None = None) -> Kind | Finding:
     """What a file in a data folder is, or the finding that rejects it. A path outside the data
     folders is a document (the caller named it; its content decides). `mode`: the file type
-    bits when the caller has them already (`listing`), else the file is looked at."""
-    place = _place(path)
+    bits when the caller has them already (`listing`), else the file is looked at; `place`:
+    what `_place` says of the path, when the caller worked it out for its folder."""
+    place = place or _place(path)
     if place is None:
         return "document"
     name, below = place
@@ -121,6 +123,20 @@ def walk(root: Path) -> list[Path]:
     files or folders, never followed), FIFOs, hidden files and hidden folders (not entered),
     in a stable order."""
     return [path for path, _mode in listing(root)]
+
+
+def classified(root: Path) -> list[tuple[Path, Kind | Finding]]:
+    """`classify` of every entry `walk` finds, each folder placed once (not each file)."""
+    out: list[tuple[Path, Kind | Finding]] = []
+    places: dict[Path, tuple[str, list[str]] | None] = {}
+    for path, mode in listing(root):
+        folder = path.parent
+        if folder not in places:
+            places[folder] = _place(folder / "_")
+        place = places[folder]
+        below = None if place is None else (place[0], [*place[1][:-1], path.name])
+        out.append((path, classify(path, str(path), mode, below)))
+    return out
 
 
 def listing(root: Path) -> list[tuple[Path, int]]:

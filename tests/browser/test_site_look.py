@@ -617,3 +617,18 @@ def test_workload_checks_and_hourly_prices_read_in_words(look: Any, site_url: st
     assert "$3.60 per hour of the deployment" in text
     assert "Blended 3:1 price of the cards" not in text  # was one row: a date and a dash
     page.context.close()
+
+
+def test_a_page_names_its_subject_once_and_no_sidebar_repeats_its_section(
+        look: Any, site_url: str) -> None:
+    for kind in ("workload-serving", "workload-agentic"):
+        page = look(site_url + PAGE_TYPES[kind])
+        name = PAGE_TYPES[kind].split("/")[1]
+        headings = page.eval_on_selector_all(
+            "article h1, article h2", "hs => hs.map(h => h.innerText.replace('¶', '').trim())")
+        assert [h for h in headings if name in h] == [f"Workload {name}"], headings
+        assert "workload" in page.inner_text(".epb-workloads .epb-lead").lower()
+    page = look(site_url + PAGE_TYPES["methodology"])
+    sidebar = [line.strip() for line in page.inner_text(".md-sidebar--primary").splitlines()
+               if line.strip()]  # what is shown: the tabs' section, then its pages
+    assert sidebar.count("Methodology") == 1 and "Schema reference" in sidebar, sidebar
