@@ -54,6 +54,13 @@ def _fmt_float(value: float, digits: int) -> str:
 def fmt_usd(value: Any) -> str:
     """Dollars as site.js's `fmt(v, 'usd')`: three significant figures with whole cents under
     $1,000 (1.5 -> "$1.50", 0.0938 -> "$0.0938", 1160 -> "$1,160"); missing as an em dash."""
+    if type(value) is float and 1e-6 <= abs(value) < 999.5:  # the common case, as below
+        text = "%.3g" % value  # noqa: UP031 (see fmt_number)
+        if "e" not in text:
+            point = text.find(".")
+            if point < 0 or len(text) - point < 3:
+                text = "%.2f" % value  # noqa: UP031
+            return "-$" + text[1:] if value < 0 else "$" + text
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "—" if value is None or isinstance(value, int | float) else str(value)
     text = fmt_number(float(value))

@@ -22,6 +22,7 @@ from generator import cost
 from generator.checks import CHECKS
 from generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
 from generator.result_html import (
+    head_row,
     kv_rows,
     pareto_line,
     point_rows,
@@ -102,6 +103,7 @@ POINT_COLUMNS = [
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
 ]
+_POINTS_HEAD = head_row(POINT_COLUMNS)
 # The run page's price card: each field in words (per-token prices are per million tokens).
 PRICE_LABELS = {
     "input_usd_per_mtok": "input, per M tokens",
@@ -290,7 +292,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "command": run_command(doc),
         "flags": [(str(f), flag_note(str(f))) for f in flags]
                  if isinstance(flags, list | tuple) else [],
-        "point_columns": POINT_COLUMNS,
+        "points_head": _POINTS_HEAD,
         "points": points,
         "points_html": point_rows(points),
         "pareto_html": pareto_line(doc.get("pareto") or ()),

@@ -13,6 +13,7 @@ as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from numbers import Number
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -20,12 +21,12 @@ from markupsafe import Markup, escape
 from generator.number_format import fmt_number, fmt_usd, fmt_value
 
 _LIMIT = 50_000
-"""Distinct texts remembered before the memory starts again (ids and times are unique per
+"""Distinct texts remembered before a memory starts again (ids and times are unique per
 result, so an unbounded one would grow with the results)."""
 _escaped: dict[str, str] = {}
 _text_cells: dict[str, str] = {}
-_NONE_CELL = "<td>—</td>"
-_BOOL_CELLS = {True: "<td>yes</td>", False: "<td>no</td>"}
+_text_rows: dict[tuple[str, str], str] = {}
+_OTHER_CELLS = {None: "<td>—</td>", True: "<td>yes</td>", False: "<td>no</td>"}
 
 
 def text(value: str) -> str:
@@ -56,36 +57,60 @@ def number(value: Any) -> str:
     return text(fmt_number(value))
 
 
-def _cell(value: Any) -> str:
-    """One cell of the points table: numbers and dollar amounts right-aligned."""
-    kind = type(value)
-    if kind is float or kind is int:
-        return f'<td class="epb-num">{fmt_number(value)}</td>'
-    if kind is str:
-        out = _text_cells.get(value)
-        if out is None:
-            if len(_text_cells) >= _LIMIT:
-                _text_cells.clear()
-            align = ' class="epb-num"' if value.startswith("$") else ""
-            out = _text_cells[value] = f"<td{align}>{text(value)}</td>"
-        return out
-    if value is None:
-        return _NONE_CELL
-    if kind is bool:
-        return _BOOL_CELLS[value]
-    return f"<td>{text(fmt_value(value))}</td>"
+def head_row(labels: Iterable[str]) -> Markup:
+    """A table's header cells (built once per table kind, not per page)."""
+    return Markup("".join(f'<th scope="col">{escape(label)}</th>' for label in labels))
+
+
+def _text_cell(value: str) -> str:
+    """A text cell of the points table; dollar amounts right-aligned like numbers."""
+    if len(_text_cells) >= _LIMIT:
+        _text_cells.clear()
+    align = ' class="epb-num"' if value.startswith("$") else ""
+    out = _text_cells[value] = f"<td{align}>{text(value)}</td>"
+    return out
 
 
 def point_rows(rows: Iterable[list[Any]]) -> Markup:
-    """The body rows of the points table, one `<tr>` a point."""
-    cell = _cell
-    return Markup("".join(f"<tr>{''.join([cell(v) for v in row])}</tr>\n" for row in rows))
+    """The body rows of the points table, one `<tr>` a point: numbers right-aligned, the rest
+    as `fmt_value` shows it."""
+    out = []
+    cells, num = _text_cells, fmt_number
+    for row in rows:
+        out.append("<tr>")
+        for value in row:
+            kind = type(value)
+            if kind is float or kind is int:
+                out.append(f'<td class="epb-num">{num(value)}</td>')
+            elif kind is str:
+                out.append(cells.get(value) or _text_cell(value))
+            elif value is None or kind is bool:
+                out.append(_OTHER_CELLS[value])
+            elif isinstance(value, Number):  # not from JSON; as the template's `is number`
+                out.append(f'<td class="epb-num">{text(fmt_value(value))}</td>')
+            else:
+                out.append(f"<td>{text(fmt_value(value))}</td>")
+        out.append("</tr>\n")
+    return Markup("".join(out))
 
 
 def kv_rows(pairs: Iterable[tuple[str, Any]]) -> Markup:
-    """Rows of a two-column table: a label as the row header, then its value."""
-    return Markup("".join(f'<tr><th scope="row">{text(k)}</th><td>{shown(v)}</td></tr>\n'
-                          for k, v in pairs))
+    """Rows of a two-column table: a label as the row header, then its value (a row of two
+    texts remembered whole: most recur on every page)."""
+    out = []
+    rows = _text_rows
+    for key, value in pairs:
+        if type(value) is str:
+            row = rows.get((key, value))
+            if row is None:
+                if len(rows) >= _LIMIT:
+                    rows.clear()
+                row = rows[key, value] = (f'<tr><th scope="row">{text(key)}</th>'
+                                          f"<td>{text(value)}</td></tr>\n")
+            out.append(row)
+        else:
+            out.append(f'<tr><th scope="row">{text(key)}</th><td>{shown(value)}</td></tr>\n')
+    return Markup("".join(out))
 
 
 def price_rows(card: Iterable[tuple[str, Any]], labels: Mapping[str, str]) -> Markup:
