@@ -1,6 +1,7 @@
 """Jinja rendering for the site: one environment, autoescape on for every template.
 
-Every value that reaches a page goes through this module. Templates are HTML fragments or
+Every value that reaches a page goes through this module (or, for a result page's repeated
+rows, generator.result_html, which escapes the same way). Templates are HTML fragments or
 Markdown pages whose data-bearing parts are raw HTML blocks, so untrusted text is HTML-escaped
 and never interpreted as Markdown (a `[x](javascript:...)` in a workload description stays
 text). Structured data for the page's JavaScript goes through `json_script`, which makes JSON
@@ -142,7 +143,6 @@ def _leaves(value: Any, prefix: str, out: list[tuple[str, Any]]) -> None:
 
 
 _EMPTY: dict[str, Any] = {}
-_DISTS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
 
 def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any]:
@@ -157,11 +157,14 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
     requests = point.get("requests") or _EMPTY
     tokens = point.get("tokens") or _EMPTY
     errors = point.get("errors") or _EMPTY
-    error_text = ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
-    ttft, tpot, itl, e2e = (point.get(name) or _EMPTY for name in _DISTS)
-    insufficient = sorted({f"{name} {p}" for name, dist in zip(_DISTS, (ttft, tpot, itl, e2e),
-                                                                strict=True)
-                           for p in dist.get("insufficient", ())})
+    error_text = ", ".join([f"{k} {v}" for k, v in errors.items() if v]) or "none"
+    ttft = point.get("ttft_ms") or _EMPTY
+    tpot = point.get("tpot_ms") or _EMPTY
+    itl = point.get("itl_ms") or _EMPTY
+    e2e = point.get("e2e_ms") or _EMPTY
+    thin = [f"{name} {p}" for name, dist in (("ttft_ms", ttft), ("tpot_ms", tpot),
+                                             ("itl_ms", itl), ("e2e_ms", e2e))
+            for p in dist.get("insufficient", ())]
     # One point's serving_cost(card, [point]).usd_per_mtok_output, without the run figures.
     usd = (cost.usd_per_mtok_output(cost.point_cost_usd(card, point),
                                     cost.billed_output_tokens(card, point)) if card else None)
@@ -172,7 +175,7 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
         ttft.get("p50"), ttft.get("p90"), ttft.get("p99"), tpot.get("p90"), itl.get("p90"),
         e2e.get("p90"), point.get("goodput_rps"),
         tokens.get("input"), tokens.get("output"), tokens.get("source"), error_text,
-        ", ".join(insufficient) or "none", point.get("id") in frontier,
+        ", ".join(sorted(set(thin))) or "none", point.get("id") in frontier,
     ]
 
 
