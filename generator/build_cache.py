@@ -128,6 +128,15 @@ class BuildCache:
         cache._key = _key(folder)
         return cache
 
+    @classmethod
+    def view(cls, folder: Path, context: str, key: bytes, number: int) -> BuildCache:
+        """This cache as one shard that holds nothing yet (a worker writing a new shard:
+        `generator.cold_shards`)."""
+        cache = cls(folder, context)
+        cache._key = key
+        cache.shards[number], cache.rows[number] = {}, {}
+        return cache
+
     @property
     def key(self) -> bytes:
         return self._key

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from generator import row_store
 from generator.build_cache import JOURNAL_SUFFIX, SHARDS, BuildCache, Stamp, findings_of, shard_of
+from generator.cache_writer import save_in_background, wait_saved
+from generator.cold_shards import ShardTask, check_shards
 from generator.collector import collector_paused
 from generator.report import status_for
 from generator.row_store import assemble
@@ -32,7 +35,15 @@ from generator.tables import (
     build_tables,
     tables_from_frames,
 )
-from generator.validate import Checked, validate_documents
+from generator.validate import (
+    POOL_MIN_FILES,
+    Checked,
+    Post,
+    WorkloadSemantics,
+    _picklable,
+    check_files,
+    validate_documents,
+)
 
 _TABLES = (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS), ("agentic", AGENTIC_COLUMNS))
 
@@ -44,6 +55,7 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     file's sha256."""
     if not results_dir.is_dir():
         return build_tables(results_dir, project)
+    wait_saved()  # an earlier build's cache writer, if it is still going
     with collector_paused():
         return _cached_tables(results_dir, project, cache_dir)
 
@@ -60,7 +72,7 @@ def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
         cache.forget()  # a shard's frames are gone or altered: check every file again
     else:  # pragma: no cover - a fresh cache always has its frames
         raise RuntimeError("build cache: no frames after checking every file")
-    cache.save()
+    save_in_background(cache)  # generator/cache_writer.py: the tables need none of it
     tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel), TABLE_COLUMNS),
                                 report, project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
@@ -140,6 +152,48 @@ class CachedChecks:
             else:
                 self.shas[rel] = str(entry["sha"])  # type: ignore[index]
         return known, todo
+
+    def check(self, todo: list[Path], workload_semantics: WorkloadSemantics | None,
+              now: datetime, workers: int, post: Post | None) -> list[Checked]:
+        """Check the files `split` left, in their order: the files of shards the cache holds
+        nothing of by one worker a shard (`generator.cold_shards`, a full build), the others
+        with `check_files` and `keep`."""
+        cold: dict[int, list[tuple[Path, str, Stamp]]] = {}
+        for path in todo:
+            if path in self._stamps:
+                rel, stamp = self._stamps[path]
+                number = shard_of(rel)
+                if not self.cache.shards.get(number):
+                    cold.setdefault(number, []).append((path, rel, stamp))
+        if (sum(len(files) for files in cold.values()) < POOL_MIN_FILES or workers < 2
+                or not _picklable(workload_semantics) or not _picklable(post)):
+            cold = {}
+        done: dict[Path, Checked] = {}
+        if cold:
+            tasks = [ShardTask(number, files, self.cache.folder, self.cache.context,
+                               self.cache.key, self.root) for number, files in sorted(cold.items())]
+            done = check_shards(self, tasks, workload_semantics, now, workers, post)
+        rest = [path for path in todo if path not in done]
+        fresh = check_files(rest, workload_semantics, now, workers, post)
+        self.keep(fresh)
+        by_path = dict(zip(rest, fresh, strict=True))
+        return [done[path] if path in done else by_path[path] for path in todo]
+
+    def expect(self, path: Path, rel: str, stamp: Stamp) -> None:
+        """A file to check whose stamp the parent's `split` took (a cold shard's worker)."""
+        self._stamps[path] = (rel, stamp)
+        self.cache.seen.add(rel)
+
+    def adopt(self, number: int, entries: dict[str, Any], frames: dict[str, Any],
+              shas: dict[str, str]) -> None:
+        """A shard a worker checked and wrote whole: its entries and table HMACs, kept as
+        they are on disk (not written again by this process)."""
+        self.cache.shards[number] = entries
+        self.cache.frames[number] = frames
+        self.cache.rows.pop(number, None)
+        self.cache.dirty.discard(number)
+        self.cache.rows_dirty.discard(number)
+        self.shas.update(shas)
 
     def keep(self, checked: list[Checked]) -> None:
         for item in checked:

@@ -21,17 +21,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from generator.run_pages import RUN_ID, Shell
 
 FORMAT = 2
 
 
-def page_digest(row: dict[str, Any], source_sha: str | None, context: str) -> str | None:
-    """What a result page is made from; None when the file's hash is unknown (always built)."""
-    if source_sha is None:
-        return None
-    text = json.dumps(row, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(f"{FORMAT}\0{context}\0{source_sha}\0{text}".encode()).hexdigest()
+def page_digests(frame: pd.DataFrame, frontier: dict[str, list[str]],
+                 shas: dict[str, str], context: str) -> list[str | None]:
+    """What each result page of a `runs` frame is made from: its row (hashed column-wise:
+    100,000 rows in a fraction of a second, where one JSON text a row took seconds), its
+    frontier marks, its file's sha256 and the build context. None where the sha256 is
+    unknown (that page is always built)."""
+    if frame.empty:
+        return []
+    flat = {}
+    for column in frame.columns:
+        series = frame[column]
+        if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in (
+                "string", "empty"):
+            series = series.map(lambda v: v if isinstance(v, str) or v is None else repr(v))
+        flat[str(column)] = series
+    hashes = pd.util.hash_pandas_object(pd.DataFrame(flat), index=False).to_numpy()
+    head = f"{FORMAT}\0{context}\0".encode()
+    out: list[str | None] = []
+    for run_id, path, row_hash in zip(frame["run_id"].astype(str), frame["result_path"],
+                                      hashes.tolist(), strict=True):
+        sha = shas.get(str(path))
+        if sha is None:
+            out.append(None)
+            continue
+        marks = "\0".join(frontier.get(run_id, []))
+        out.append(hashlib.sha256(head + f"{sha}\0{row_hash}\0{marks}".encode()).hexdigest())
+    return out
 
 
 def shell_digest(shell: Shell) -> str:

@@ -31,12 +31,13 @@ from epcore.errors import InputError
 from epcore.paths import site_sources_dir
 from generator.boards import VIEW_COLUMNS
 from generator.build_cache import context_digest
+from generator.cache_writer import wait_saved
 from generator.collector import collector_paused
 from generator.csp import CSP, secure_pages
 from generator.downloads import day_digests, part_keys
 from generator.history_views import series_views
 from generator.latest import board_views
-from generator.page_manifest import PageManifest, drop_stale, page_digest, shell_digest
+from generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
 from generator.render import frontier_by_run
@@ -74,8 +75,10 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     where they changed (all of them without `cache_dir`). `write` is
     `generator.downloads.write_tables` (None: no downloads, for tests)."""
     with collector_paused():
-        return _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
+        site = _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
                                        cache_dir)
+    wait_saved()  # the build cache's writer (generator/cache_writer.py) is done too
+    return site
 
 
 def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
@@ -102,8 +105,9 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                 rest["run_id"].astype(str)))
             rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
                     for r in records(rest)]
-            digests = [page_digest(r, sha_of.get(str(r.get("result_path"))), context)
-                       if cache_dir is not None else None for r in rows]
+            digests: list[str | None] = (
+                page_digests(rest, on_front, sha_of, context) if cache_dir is not None
+                else [None] * len(rows))
             standing = settled | manifest.standing(rows, digests, out_dir)
             if cache_dir is None:
                 for name in _KEPT:

@@ -221,11 +221,12 @@ Post = Callable[[Checked], Any]
 class Reuse(Protocol):
     """Outcomes kept from an earlier build (generator.cached_checks): `split` returns, for
     each file, what it still knows of it (None: check it) and the files to check, in order;
-    `keep` is handed the freshly checked ones."""
+    `check` checks those (with `check_files`, or its own way) and keeps what they gave."""
 
     def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]: ...
 
-    def keep(self, checked: list[Checked]) -> None: ...
+    def check(self, todo: list[Path], workload_semantics: WorkloadSemantics | None,
+              now: datetime, workers: int, post: Post | None) -> list[Checked]: ...
 
 
 def _finish(item: Checked, post: Post | None) -> Checked:
@@ -293,8 +294,8 @@ def check_files(
     it knows are not read again."""
     if reuse is not None:
         known, todo = reuse.split(files)
-        fresh = check_files(todo, workload_semantics, now, workers, post)
-        reuse.keep(fresh)
+        fresh = reuse.check(todo, workload_semantics, now or datetime.now(UTC),
+                            workers if workers is not None else (os.cpu_count() or 1), post)
         checked = iter(fresh)  # in the order of the files left to check
         return [item if item is not None else next(checked) for item in known]
     now = now or datetime.now(UTC)

@@ -288,3 +288,35 @@ def test_an_entry_json_cannot_carry_is_dropped_when_saved_and_the_others_are_kep
     assert bad is None
     number = build_cache.shard_of("u/e/good.json")
     assert again.rows_of(number)["u/e/good.json"] == [[["x", 1.5]], [], [], None]
+
+
+def test_shards_the_cache_holds_nothing_of_are_checked_and_written_by_workers(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import generator.cached_checks as cached_checks
+    import generator.cold_shards as cold_shards
+
+    monkeypatch.setattr(cached_checks, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    shards: list[int] = []
+    run = cold_shards.check_shards
+
+    def counting(reuse: Any, tasks: list[Any], *args: Any) -> Any:
+        shards.extend(task.number for task in tasks)
+        return run(reuse, tasks, *args)
+
+    monkeypatch.setattr(cached_checks, "check_shards", counting)
+    results = project / "results"
+    first = cached(project)  # a full build: every shard is new
+    assert len(shards) > 10
+    assert_same_tables(first, build_tables(results, project))
+    reads = Reads(monkeypatch)
+    shards.clear()
+    assert_same_tables(cached(project), first)  # the workers' shards read back from disk
+    assert reads.checked == [] and shards == []
+    changed, _doc, _removed, removed_id = change_one_remove_one(results)
+    again = cached(project)
+    assert reads.checked == [changed.name] and shards == []  # a shard with entries: as before
+    assert_same_tables(again, build_tables(results, project))
+    assert removed_id not in set(again.runs["run_id"])

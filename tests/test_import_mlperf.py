@@ -96,3 +96,21 @@ def test_the_cli_imports_the_fixture_and_it_validates(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, env=env, cwd=root)
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.startswith("ok: 1 files checked: 1 passed")
+
+
+def test_a_percentile_that_is_not_a_number_is_listed_as_unmapped_not_dropped_silently(
+        tmp_path: Path) -> None:
+    tree = tmp_path / "mlperf"
+    shutil.copytree(FIXTURE, tree)
+    curve = tree / CURVE.relative_to(FIXTURE)
+    summary_path = curve / "r16" / "result_summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["ttft"]["percentiles"]["90.0"] = "80 ms"  # text where a number of ns belongs
+    summary_path.write_text(json.dumps(summary))
+    written = import_results("mlperf-endpoints", tree, tmp_path / "results" / "acme", None,
+                             when=WHEN)
+    result = json.loads(written[0].read_text())
+    unmapped = result["source"]["unmapped"]
+    assert "result_summary.json: ttft.percentiles.90.0 (not a number)" in unmapped
+    c16 = next(p for p in result["points"] if p["id"] == "c16")
+    assert c16["ttft_ms"]["p90"] is None  # not read, so not shown as a figure

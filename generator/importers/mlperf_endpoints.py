@@ -73,6 +73,22 @@ def _pct(stats: Any, key: str) -> float | None:
     return None
 
 
+def _unread_percentiles(summary: dict[str, Any]) -> list[str]:
+    """Percentiles of result_summary.json that are not numbers (`_pct` cannot read them), so
+    the result lists them in `source.unmapped` rather than dropping them without a word."""
+    out = []
+    for block in ("ttft", "tpot", "latency"):
+        stats = summary.get(block)
+        table = stats.get("percentiles") if isinstance(stats, dict) else None
+        if not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                out.append(f"result_summary.json: {block}.percentiles.{str(key)[:20]} "
+                           f"(not a number)")
+    return out
+
+
 def _mean(stats: Any, n: int) -> float | None:
     if not isinstance(stats, dict):
         return None
@@ -206,7 +222,8 @@ def _curve(system_name: str, model_dir: str, folders: list[Path], source: Path,
     for _, p_doc, s_doc, sys_doc in loaded:
         for item in (unmapped_keys("point.yaml", p_doc, _POINT_KEYS)
                      + unmapped_keys("result_summary.json", s_doc, _SUMMARY_KEYS)
-                     + unmapped_keys("system_desc.json", sys_doc, _SYSTEM_KEYS)):
+                     + unmapped_keys("system_desc.json", sys_doc, _SYSTEM_KEYS)
+                     + _unread_percentiles(s_doc)):
             if item not in seen:
                 seen.add(item)
                 unmapped.append(item)

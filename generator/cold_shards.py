@@ -1,0 +1,87 @@
+"""Shards of the build cache that hold no file yet (every file of a full build) are checked,
+made into rows and written by one worker each.
+
+The usual path sends every checked file's rows back to the parent, which keeps them, builds
+each shard's Arrow tables and writes the cache, one process on one core, seconds at 100,000
+results. A shard none of whose files the cache knows needs nothing of the parent: a worker
+checks its files, builds its tables (`generator.row_store`) and writes its three parts, and
+sends back only what the report and the tables need (each file's findings and identity, the
+shard's entries and the HMACs of its tables). The parent then reads the tables from disk, as
+it reads those of unchanged shards. Both paths give the same entries and tables: the worker
+runs the parent's own `CachedChecks.keep` and `row_store.shard_frames` on its shard.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from generator import row_store
+from generator.build_cache import BuildCache, Stamp
+from generator.tables import STORED, TABLE_COLUMNS, Rows
+from generator.validate import Checked, Post, WorkloadSemantics, _worker_check, _worker_init
+
+if TYPE_CHECKING:
+    from generator.cached_checks import CachedChecks
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    number: int
+    files: list[tuple[Path, str, Stamp]]
+    """(path, path relative to the results folder, its stamp from `split`), in file order."""
+    folder: Path
+    context: str
+    key: bytes
+    root: str
+
+
+@dataclass(frozen=True)
+class ShardDone:
+    number: int
+    checked: list[Checked]
+    entries: dict[str, Any]
+    frames: dict[str, Any]
+    shas: dict[str, str]
+
+
+def check_shards(reuse: CachedChecks, tasks: list[ShardTask],
+                 workload_semantics: WorkloadSemantics | None, now: datetime, workers: int,
+                 post: Post | None) -> dict[Path, Checked]:
+    """Run the tasks in a process pool; the parent's cache takes each shard's entries and
+    HMACs (not its rows: they are on disk). Path -> its outcome."""
+    out: dict[Path, Checked] = {}
+    with ProcessPoolExecutor(workers, initializer=_worker_init,
+                             initargs=(workload_semantics, now, post)) as pool:
+        for done in pool.map(check_shard, tasks):
+            reuse.adopt(done.number, done.entries, done.frames, done.shas)
+            out.update((item.path, item) for item in done.checked)
+    return out
+
+
+def check_shard(task: ShardTask) -> ShardDone:
+    """In a worker: check the shard's files, keep them in a cache of this one shard, build
+    and write its tables and parts."""
+    from generator.cached_checks import CachedChecks
+
+    cache = BuildCache.view(task.folder, task.context, task.key, task.number)
+    reuse = CachedChecks(cache, Path(task.root))
+    checked = []
+    for path, rel, stamp in task.files:
+        reuse.expect(path, rel, stamp)
+        checked.append(_worker_check((path, str(path))))
+    reuse.keep(checked)
+    rows = {rel: r for rel, r in reuse.fresh.items() if r is not None}
+    frames = row_store.shard_frames(rows, TABLE_COLUMNS)
+    cache.frames[task.number] = row_store.save(task.folder, task.key, task.number, frames)
+    cache.dirty.add(task.number)
+    cache.rows_dirty.add(task.number)
+    cache.save()
+    for item in checked:
+        if isinstance(item.derived, Rows):
+            item.derived = STORED  # its rows are in the shard's tables on disk
+    return ShardDone(task.number, checked, cache.shards.get(task.number, {}),
+                     cache.frames[task.number], reuse.shas)
