@@ -190,8 +190,8 @@ _TITLE, _PAGE = object(), object()
 
 def _parts(text: str, page_too: bool) -> list[Any]:
     """The shell's text as UTF-8 pieces around its title (and its folder) markers."""
-    pattern = f"({SHELL_TITLE}|{SHELL_DIR}/)" if page_too else f"({SHELL_TITLE})"
-    marks = {SHELL_TITLE: _TITLE, f"{SHELL_DIR}/": _PAGE}
+    marks = {SHELL_TITLE: _TITLE, f"{SHELL_DIR}/": _PAGE} if page_too else {SHELL_TITLE: _TITLE}
+    pattern = "(" + "|".join(re.escape(mark) for mark in marks) + ")"
     return [marks[piece] if i % 2 else piece.encode()
             for i, piece in enumerate(re.split(pattern, text)) if piece]
 
