@@ -37,7 +37,7 @@ _PREFIX_RULES = (
     r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}",
 )
 KEY_SHAPES = re.compile("|".join(f"(?:{rule})" for rule in _PREFIX_RULES))
-_PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+PREFIXES = ("sk-", "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
              "AKIA", "ASIA", "AIza", "xox", "hf_", "gsk_", "r8_", "pplx-", "xai-", "nvapi-",
              "npm_", "pypi-", "mlc_", "eyJ", "Bearer")
 TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
@@ -58,21 +58,32 @@ def entropy(text: str) -> float:
 
 def has_key_shape(text: str) -> bool:
     """A well-known key prefix (a substring prefilter first: the regex is the slow part)."""
-    return any(prefix in text for prefix in _PREFIXES) and bool(KEY_SHAPES.search(text))
+    return any(prefix in text for prefix in PREFIXES) and bool(KEY_SHAPES.search(text))
 
 
 def hex_runs(text: str, token: re.Match[str]) -> Iterator[re.Match[str]]:
     """Runs of 32+ hex digits of one case inside a TOKEN match, not touching other letters or
     digits, random enough to be a key (one pass over the text finds the tokens; hex runs are
     looked for inside them only)."""
+    for run in hex_shaped(text, token):
+        if random_hex(run.group()):
+            yield run
+
+
+def hex_shaped(text: str, token: re.Match[str]) -> Iterator[re.Match[str]]:
+    """hex_runs before the entropy test: the runs of 32+ hex digits of one case."""
     for run in _HEX.finditer(text, token.start(), token.end()):
         start, end = run.span()
         if (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
             continue
         value = run.group()
-        if (value.islower() or value.isupper() or value.isdigit()) and \
-                entropy(value) >= MIN_HEX_ENTROPY:
+        if value.islower() or value.isupper() or value.isdigit():
             yield run
+
+
+def random_hex(value: str) -> bool:
+    """A hex run random enough to be a key."""
+    return entropy(value) >= MIN_HEX_ENTROPY
 
 
 def secret_hex(text: str) -> list[str]:

@@ -132,7 +132,12 @@ def read_bytes_limited(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
             ),
         )
     with path.open("rb") as handle:
-        data = handle.read(limit + 1)
+        # read(limit + 1) would allocate the whole limit for every file: ask for the size the
+        # file had, and read on (to the same limit + 1) only if it has grown since
+        want = size + 1
+        data = handle.read(want)
+        if len(data) == want:
+            data += handle.read(limit + 1 - want)
     if len(data) > limit:
         raise DocumentError(
             path, LoadProblem("file.size", f"file is over the {limit} byte limit")

@@ -6,9 +6,9 @@ An entry belongs to one file path and holds the sha256 of the file (and of its j
 the checks may read) with their size and mtime as a fast pre-check: same size and mtime means
 unchanged; otherwise the file is hashed, and only a different hash makes it checked again.
 Every entry also depends on a *context*: the cache format, the epbench version and the source
-of `epcore/`, `generator/` and the schemas, and every file under the project's `workloads/` and
-`endpoints/` (the checks and today's prices read them). A cache written in another context is
-ignored as a whole.
+of `epcore/`, `generator/`, the schemas and the site's templates, and every file under the
+project's `workloads/` and `endpoints/` (the checks and today's prices read them). A cache
+written in another context is ignored as a whole.
 
 The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that one new result
 rewrites one shard. A shard is three parts: `shard-NN.json`, each file's stamp, findings and
@@ -88,6 +88,8 @@ def context_digest(project: Path) -> str:
             digest.update(f"{package}/{path.relative_to(_CODE_ROOT / package)}\0".encode())
             digest.update(path.read_bytes())
     _tree_digest(digest, shipped("schemas"), "schemas")
+    # the templates too: a kept result page is made from its row, its file and these
+    _tree_digest(digest, shipped("site") / "templates", "templates")
     _tree_digest(digest, project / "workloads", "workloads")
     _tree_digest(digest, project / "endpoints", "endpoints")
     return digest.hexdigest()

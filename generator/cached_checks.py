@@ -171,7 +171,8 @@ class CachedChecks:
         done: dict[Path, Checked] = {}
         if cold:
             tasks = [ShardTask(number, files, self.cache.folder, self.cache.context,
-                               self.cache.key, self.root) for number, files in sorted(cold.items())]
+                               self.cache.key, self.root, type(self))
+                     for number, files in sorted(cold.items())]
             done = check_shards(self, tasks, workload_semantics, now, workers, post)
         rest = [path for path in todo if path not in done]
         fresh = check_files(rest, workload_semantics, now, workers, post)

@@ -17,15 +17,29 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from generator import row_store
 from generator.build_cache import BuildCache, Stamp
 from generator.tables import STORED, TABLE_COLUMNS, Rows
 from generator.validate import Checked, Post, WorkloadSemantics, _worker_check, _worker_init
 
-if TYPE_CHECKING:
-    from generator.cached_checks import CachedChecks
+
+class Keeper(Protocol):
+    """What of `generator.cached_checks.CachedChecks` a shard's worker uses (its class is
+    handed in with the task, so this module does not import it back)."""
+
+    fresh: dict[str, Rows | None]
+    shas: dict[str, str]
+
+    def __init__(self, cache: BuildCache, results_dir: Path) -> None: ...
+
+    def expect(self, path: Path, rel: str, stamp: Stamp) -> None: ...
+
+    def keep(self, checked: list[Checked]) -> None: ...
+
+    def adopt(self, number: int, entries: dict[str, Any], frames: dict[str, Any],
+              shas: dict[str, str]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,8 @@ class ShardTask:
     context: str
     key: bytes
     root: str
+    keeper: type[Keeper]
+    """`CachedChecks`, whose own `keep` the worker runs."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +64,7 @@ class ShardDone:
     shas: dict[str, str]
 
 
-def check_shards(reuse: CachedChecks, tasks: list[ShardTask],
+def check_shards(reuse: Keeper, tasks: list[ShardTask],
                  workload_semantics: WorkloadSemantics | None, now: datetime, workers: int,
                  post: Post | None) -> dict[Path, Checked]:
     """Run the tasks in a process pool; the parent's cache takes each shard's entries and
@@ -65,10 +81,8 @@ def check_shards(reuse: CachedChecks, tasks: list[ShardTask],
 def check_shard(task: ShardTask) -> ShardDone:
     """In a worker: check the shard's files, keep them in a cache of this one shard, build
     and write its tables and parts."""
-    from generator.cached_checks import CachedChecks
-
     cache = BuildCache.view(task.folder, task.context, task.key, task.number)
-    reuse = CachedChecks(cache, Path(task.root))
+    reuse = task.keeper(cache, Path(task.root))
     checked = []
     for path, rel, stamp in task.files:
         reuse.expect(path, rel, stamp)

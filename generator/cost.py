@@ -9,7 +9,7 @@ price"). A newer card never rewrites an old result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,15 +122,36 @@ class RunCost:
 
 def serving_cost(card: Card, points: Iterable[Mapping[str, Any]]) -> RunCost:
     """The cost figures of these points together: costs and tokens summed, then normalized."""
+    return serving_costs(card, list(points))[0]
+
+
+def serving_costs(card: Card, points: Sequence[Mapping[str, Any]]
+                  ) -> tuple[RunCost, list[RunCost]]:
+    """serving_cost(card, points) and serving_cost(card, [point]) for each point, with each
+    point's cost worked out once (the sums are taken in the same order, so the figures are
+    the same to the last bit)."""
     total: float | None = 0.0
     tokens = completed = 0
     seconds = 0.0
+    each: list[RunCost] = []
+    blended = blended_usd_per_mtok(card)
+    hourly = is_hourly(card)
     for point in points:
         cost = point_cost_usd(card, point)
+        billed = billed_output_tokens(card, point)
+        done = int(point["requests"]["completed"])
+        window = float(point["window_s"])
+        each.append(_normalized(card, None if cost is None else 0.0 + cost, billed, done,
+                                0.0 + window, blended, hourly))
         total = None if cost is None or total is None else total + cost
-        tokens += billed_output_tokens(card, point)
-        completed += int(point["requests"]["completed"])
-        seconds += float(point["window_s"])
+        tokens += billed
+        completed += done
+        seconds += window
+    return _normalized(card, total, tokens, completed, seconds, blended, hourly), each
+
+
+def _normalized(card: Card, total: float | None, tokens: int, completed: int,
+                seconds: float, blended: float | None, hourly: bool) -> RunCost:
     if completed == 0 and tokens == 0:
         total = None
     return RunCost(
@@ -139,10 +160,10 @@ def serving_cost(card: Card, points: Iterable[Mapping[str, Any]]) -> RunCost:
         completed=completed,
         seconds=seconds,
         usd_per_mtok_output=usd_per_mtok_output(total, tokens),
-        blended_usd_per_mtok=blended_usd_per_mtok(card),
+        blended_usd_per_mtok=blended,
         output_tokens_per_usd=output_tokens_per_usd(total, tokens),
         usd_per_1k_requests=usd_per_1k_requests(total, completed),
-        tokens_per_kwh=tokens_per_kwh(card, tokens, seconds) if is_hourly(card) else None,
+        tokens_per_kwh=tokens_per_kwh(card, tokens, seconds) if hourly else None,
     )
 
 

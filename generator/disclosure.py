@@ -90,15 +90,37 @@ _SELF_HOSTED = (
 
 def disclosure(result: dict[str, Any]) -> Disclosure:
     """Which reproducibility fields the result carries, and their share (0..1)."""
-    wanted = list(_COMMON)
     division = _get(result, "/endpoint/division")
+    fields = tuple(
+        DisclosureField(name, pointer, _any_given(result, paths))
+        for name, pointer, paths in _wanted(
+            division if division in ("serviced", "self-hosted") else None)
+    )
+    score = sum(f.present for f in fields) / len(fields)
+    return Disclosure(round(score, 4), fields)
+
+
+@cache
+def _wanted(division: str | None) -> tuple[tuple[str, str, tuple[tuple[str, ...], ...]], ...]:
+    """The fields that apply to a division: name, first pointer, every pointer's parts."""
+    wanted = list(_COMMON)
     if division == "serviced":
         wanted += _SERVICED
     elif division == "self-hosted":
         wanted += _SELF_HOSTED
-    fields = tuple(
-        DisclosureField(name, pointers[0], any(_given(_get(result, p)) for p in pointers))
-        for name, pointers in wanted
-    )
-    score = sum(f.present for f in fields) / len(fields)
-    return Disclosure(round(score, 4), fields)
+    return tuple((name, pointers[0], tuple(_parts(p) for p in pointers))
+                 for name, pointers in wanted)
+
+
+def _any_given(doc: Any, paths: tuple[tuple[str, ...], ...]) -> bool:
+    """_given(_get(doc, pointer)) for any of the pointers (as parts), in one loop."""
+    for parts in paths:
+        value = doc
+        for part in parts:
+            if not isinstance(value, dict):
+                value = None
+                break
+            value = value.get(part)
+        if _given(value):
+            return True
+    return False

@@ -1,6 +1,7 @@
 """Jinja rendering for the site: one environment, autoescape on for every template.
 
-Every value that reaches a page goes through this module. Templates are HTML fragments or
+Every value that reaches a page goes through this module (or, for a result page's repeated
+rows, generator.result_html, which escapes the same way). Templates are HTML fragments or
 Markdown pages whose data-bearing parts are raw HTML blocks, so untrusted text is HTML-escaped
 and never interpreted as Markdown (a `[x](javascript:...)` in a workload description stays
 text). Structured data for the page's JavaScript goes through `json_script`, which makes JSON
@@ -10,7 +11,6 @@ safe inside `<script type="application/json">`.
 from __future__ import annotations
 
 import json
-import math
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,17 @@ from markupsafe import Markup
 
 from epcore.paths import site_sources_dir
 from generator import cost
+from generator.checks import CHECKS
+from generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
+from generator.result_html import (
+    head_row,
+    kv_rows,
+    pareto_line,
+    point_rows,
+    price_rows,
+    retry_rows,
+    task_rows,
+)
 from generator.tables import price_known
 
 # Characters that could end the script element or start markup inside it; also the two line
@@ -58,57 +69,6 @@ def json_script(value: Any, element_id: str) -> Markup:
     )
 
 
-def fmt_number(value: Any, digits: int = 3) -> str:
-    """A number as people read it (as site.js's `fmt`): integers exact with thousands
-    separators, floats to `digits` significant figures (2061.3 -> "2,060", 0.00008687 ->
-    "0.0000869"); missing values as an em dash."""
-    if value is None or isinstance(value, str):
-        return "—" if value is None else value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "—"
-        if value == 0:
-            return "0"
-        rounded = float(f"{value:.{digits}g}")
-        if abs(rounded) >= 1000:
-            return f"{rounded:,.0f}"
-        decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
-        return f"{rounded:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{rounded:.0f}"
-    return str(value)
-
-
-def fmt_usd(value: Any) -> str:
-    """Dollars as site.js's `fmt(v, 'usd')`: three significant figures with whole cents under
-    $1,000 (1.5 -> "$1.50", 0.0938 -> "$0.0938", 1160 -> "$1,160"); missing as an em dash."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return "—" if value is None or isinstance(value, int | float) else str(value)
-    text = fmt_number(float(value))
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    if abs(float(f"{value:.3g}")) < 1000 and abs(value) >= 1e-6 and decimals < 2:
-        text = f"{value:.2f}"
-    return "-$" + text[1:] if text.startswith("-") else "$" + text
-
-
-def fmt_pct(value: Any) -> str:
-    """A 0..1 share as a percentage to three significant figures (0.625 -> "62.5%")."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return "—" if value is None or isinstance(value, int | float) else str(value)
-    return fmt_number(float(value) * 100) + "%"
-
-
-def fmt_value(value: Any) -> str:
-    """Any disclosure value as text: lists joined, booleans as yes/no, None as an em dash."""
-    if isinstance(value, list):
-        return ", ".join(fmt_value(v) for v in value) if value else "[]"
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return fmt_number(value)
-
-
 @cache
 def environment(templates: Path | None = None) -> Environment:
     """The one Jinja environment (compiled templates are cached by Jinja inside it)."""
@@ -144,6 +104,7 @@ POINT_COLUMNS = [
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
 ]
+_POINTS_HEAD = head_row(POINT_COLUMNS)
 # The run page's price card: each field in words (per-token prices are per million tokens).
 PRICE_LABELS = {
     "input_usd_per_mtok": "input, per M tokens",
@@ -161,22 +122,27 @@ _NOT_DISCLOSURE = {"points", "pareto", "burst", "agentic", "kind", "schema_versi
 
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     """Leaves of nested mappings as (dotted.path, value); lists of scalars stay one value."""
+    out: list[tuple[str, Any]] = []
+    _leaves(value, prefix, out)
+    return out
+
+
+def _leaves(value: Any, prefix: str, out: list[tuple[str, Any]]) -> None:
     if isinstance(value, dict):
-        out: list[tuple[str, Any]] = []
-        for key in value:
-            out.extend(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
-        out = []
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(item, dict | list):
+                _leaves(item, path, out)
+            else:
+                out.append((path, item))
+    elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
         for i, item in enumerate(value):
-            out.extend(flatten(item, f"{prefix}[{i}]"))
-        return out
-    return [(prefix, value)]
+            _leaves(item, f"{prefix}[{i}]", out)
+    else:
+        out.append((prefix, value))
 
 
-def _dist(point: dict[str, Any], name: str, pct: str) -> Any:
-    dist = point.get(name) or {}
-    return dist.get(pct)
+_EMPTY: dict[str, Any] = {}
 
 
 def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any]:
@@ -188,23 +154,28 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
         load = f"{point.get('rate')} req/s"
     if point.get("phase"):
         load += f" ({point['phase']})"
-    requests = point.get("requests") or {}
-    tokens = point.get("tokens") or {}
-    errors = point.get("errors") or {}
-    error_text = ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
-    insufficient = sorted(
-        {f"{name} {p}" for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
-         for p in (point.get(name) or {}).get("insufficient", [])}
-    )
+    requests = point.get("requests") or _EMPTY
+    tokens = point.get("tokens") or _EMPTY
+    errors = point.get("errors") or _EMPTY
+    error_text = ", ".join([f"{k} {v}" for k, v in errors.items() if v]) or "none"
+    ttft = point.get("ttft_ms") or _EMPTY
+    tpot = point.get("tpot_ms") or _EMPTY
+    itl = point.get("itl_ms") or _EMPTY
+    e2e = point.get("e2e_ms") or _EMPTY
+    thin = [f"{name} {p}" for name, dist in (("ttft_ms", ttft), ("tpot_ms", tpot),
+                                             ("itl_ms", itl), ("e2e_ms", e2e))
+            for p in dist.get("insufficient", ())]
+    # One point's serving_cost(card, [point]).usd_per_mtok_output, without the run figures.
+    usd = (cost.usd_per_mtok_output(cost.point_cost_usd(card, point),
+                                    cost.billed_output_tokens(card, point)) if card else None)
     return [
         point.get("id"), load, requests.get("issued"), requests.get("completed"),
         requests.get("failed"), point.get("system_tps"), point.get("tps_per_user"),
-        fmt_usd(cost.serving_cost(card, [point]).usd_per_mtok_output) if card else "—",
-        _dist(point, "ttft_ms", "p50"), _dist(point, "ttft_ms", "p90"),
-        _dist(point, "ttft_ms", "p99"), _dist(point, "tpot_ms", "p90"),
-        _dist(point, "itl_ms", "p90"), _dist(point, "e2e_ms", "p90"), point.get("goodput_rps"),
+        fmt_usd(usd) if card else "—",
+        ttft.get("p50"), ttft.get("p90"), ttft.get("p99"), tpot.get("p90"), itl.get("p90"),
+        e2e.get("p90"), point.get("goodput_rps"),
         tokens.get("input"), tokens.get("output"), tokens.get("source"), error_text,
-        ", ".join(insufficient) or "none", point.get("id") in frontier,
+        ", ".join(sorted(set(thin))) or "none", point.get("id") in frontier,
     ]
 
 
@@ -251,7 +222,9 @@ def _agentic_context(agentic: dict[str, Any]) -> dict[str, Any]:
         })
     retry = list((agentic.get("retry_cost") or {}).items())
     return {"summary": summary, "retry": retry, "tasks": tasks,
-            "faults": agentic.get("harness_faults") or []}
+            "faults": agentic.get("harness_faults") or [],
+            "summary_html": kv_rows(summary), "retry_html": retry_rows(retry),
+            "tasks_html": task_rows(tasks)}
 
 
 def run_command(doc: dict[str, Any]) -> str:
@@ -293,7 +266,9 @@ def frontier_by_run(points: Any, run_ids: Any = None) -> dict[str, list[str]]:
 def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[str, Any]:
     """Everything the result page shows, from the result document and its `runs` row.
 
-    `row["frontier"]` lists the run's frontier point ids (frontier_by_run)."""
+    `row["frontier"]` lists the run's frontier point ids (frontier_by_run). The `*_html`
+    entries are the repeated rows as escaped HTML (generator.result_html) of the lists beside
+    them, which stay for tests and other readers."""
     endpoint = doc.get("endpoint") or {}
     frontier = {str(p) for p in row.get("frontier") or ()}
     disclosure_doc = {k: v for k, v in doc.items() if k not in _NOT_DISCLOSURE}
@@ -301,19 +276,48 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
     model = (endpoint.get("model") or {}).get("name", "")
     flags = row.get("flags")
     card = endpoint.get("pricing") if price_known(doc) and endpoint.get("pricing") else None
+    points = [_point_row(p, frontier, card) for p in doc.get("points") or ()]
+    price_card = flatten(endpoint.get("pricing") or {})
+    disclosure = flatten(disclosure_doc)
     return {
         "title": f"{endpoint.get('provider', '')} {model}: {doc['workload']['id']}, "
                  f"{str(doc.get('started_at', ''))[:10]}",
         "doc": doc,
+        "workload": doc["workload"],
         "endpoint": endpoint,
         "row": row,
         "root": root,
+        "unranked": row.get("unranked_reasons") or [],
+        "resumes": doc.get("resumes") or [],
+        "journal": row.get("journal_path"),
+        "evidence": doc.get("evidence"),
+        "imported": (doc.get("source") or {}).get("format", "epbench") != "epbench",
         "command": run_command(doc),
-        "flags": list(flags) if isinstance(flags, list | tuple) else [],
-        "point_columns": POINT_COLUMNS,
-        "points": [_point_row(p, frontier, card) for p in doc.get("points") or []],
+        "flags": [(str(f), flag_note(str(f))) for f in flags]
+                 if isinstance(flags, list | tuple) else [],
+        "points_head": _POINTS_HEAD,
+        "points": points,
+        "points_html": point_rows(points),
+        "pareto_html": pareto_line(doc.get("pareto") or ()),
+        "burst": doc.get("burst"),
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
-        "price_card": flatten(endpoint.get("pricing") or {}),
-        "price_labels": PRICE_LABELS,
-        "disclosure": flatten(disclosure_doc),
+        "quality": row.get("quality"),
+        "quality_below": row.get("quality_below"),
+        "bfcl": row.get("bfcl"),
+        "price_card": price_card,
+        "price_html": price_rows(price_card, PRICE_LABELS),
+        "disclosure": disclosure,
+        "disclosure_html": kv_rows(disclosure),
     }
+
+
+def flag_note(check_id: str) -> str:
+    """What a flag on a run page means, in the words of the check that raised it (the runs
+    table keeps only check ids); empty for an id no check defines."""
+    check = CHECKS.get(check_id)
+    if check is None:
+        return ""
+    if check.severity == "reject-point":
+        return f"a point fails the check that {check.description} (such a point is left out " \
+               "of the boards)"
+    return f"fails the check that {check.description}"

@@ -201,11 +201,16 @@ class _Builder:
         return _card_today(self.project, endpoint_id, self.build)
 
     def result_path(self, path: Path) -> str:
-        try:
-            rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(self.results_dir))
-        except ValueError:
-            return path.as_posix()
-        return f"results/{rel.as_posix()}"
+        """results/<path inside the results folder> (the path as given when outside it):
+        Path.relative_to on the absolute paths, done on the strings (POSIX separators)."""
+        full = os.path.abspath(path)
+        root = os.path.abspath(self.results_dir)
+        if full == root:
+            return "results/."
+        inside = root if root.endswith(os.sep) else root + os.sep
+        if os.sep != "/" or not full.startswith(inside):
+            return _result_path_slow(path, self.results_dir)
+        return f"results/{full[len(inside):]}"
 
     def journal_path(self, path: Path, doc: dict[str, Any]) -> str | None:
         """The journal beside a result that pins one (validation has checked it is there and
@@ -283,8 +288,8 @@ class _Builder:
         answer_firsts = [v for v in ttfas if v is not None]
         issued = sum(p["requests"]["issued"] for p in kept)
         failed = sum(p["requests"]["failed"] for p in kept)
-        at_run = cost.serving_cost(card, kept) if card else _NO_COST
-        at_today = cost.serving_cost(today, kept) if today else None
+        at_run, each = cost.serving_costs(card, kept) if card else (_NO_COST, None)
+        at_today, each_today = cost.serving_costs(today, kept) if today else (None, None)
         run.update(
             max_system_tps=best["system_tps"],
             tps_per_user_at_max_tps=best.get("tps_per_user"),
@@ -303,9 +308,9 @@ class _Builder:
             usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None,
         )
         on_front = {row["point"] for row in frontier(kept)}
-        for p in kept:
-            one = cost.serving_cost(card, [p]) if card else _NO_COST
-            one_today = cost.serving_cost(today, [p]) if today else None
+        for i, p in enumerate(kept):
+            one = each[i] if each is not None else _NO_COST
+            one_today = each_today[i] if each_today is not None else None
             req = p["requests"]
             self.points.append({
                 **identity,
@@ -408,6 +413,14 @@ class _Builder:
 
 _NO_COST = cost.RunCost(None, 0, 0, 0.0, None, None, None, None, None)
 _NO_SPEND = cost.AgenticCost(None, {}, None, None, None)
+
+
+def _result_path_slow(path: Path, results_dir: Path) -> str:
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(results_dir))
+    except ValueError:
+        return path.as_posix()
+    return f"results/{rel.as_posix()}"
 
 
 def price_known(result: dict[str, Any]) -> bool:

@@ -320,3 +320,18 @@ def test_shards_the_cache_holds_nothing_of_are_checked_and_written_by_workers(
     assert reads.checked == [changed.name] and shards == []  # a shard with entries: as before
     assert_same_tables(again, build_tables(results, project))
     assert removed_id not in set(again.runs["run_id"])
+
+
+def test_an_edited_result_page_template_changes_the_build_context(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    real = build_cache.shipped
+    site = tmp_path / "site"
+    shutil.copytree(real("site") / "templates", site / "templates")
+    monkeypatch.setattr(build_cache, "shipped", lambda name: site if name == "site" else real(name))
+    before = build_cache.context_digest(tmp_path)
+    assert build_cache.context_digest(tmp_path) == before
+    template = site / "templates" / "result.html.j2"
+    template.write_text(template.read_text() + "\n", encoding="utf-8")
+    assert build_cache.context_digest(tmp_path) != before  # kept result pages are rendered again

@@ -11,8 +11,11 @@ Agentic sample: retry tags 0.030 + 0.006 + 0.002 + 0.002 = 0.040 USD over 8 tria
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,3 +127,49 @@ def test_serving_cost_normalization_uses_cache_and_reasoning_token_counts() -> N
     # the same tokens without the cache split (an older result) cost the full input price
     plain = {**point, "tokens": {"input": 10_000, "output": 1_000, "output_in_window": 1_000}}
     assert cost.point_cost_usd(card, plain) == pytest.approx(0.045)  # 30,000 + 15,000 µ$
+
+
+def _serving_cost_as_it_was(card: cost.Card, points: list[dict[str, Any]]) -> cost.RunCost:
+    """The whole-run figures summed point by point, as serving_cost did on its own."""
+    total: float | None = 0.0
+    tokens = completed = 0
+    seconds = 0.0
+    for point in points:
+        one = cost.point_cost_usd(card, point)
+        total = None if one is None or total is None else total + one
+        tokens += cost.billed_output_tokens(card, point)
+        completed += int(point["requests"]["completed"])
+        seconds += float(point["window_s"])
+    if completed == 0 and tokens == 0:
+        total = None
+    return cost.RunCost(
+        total, tokens, completed, seconds, cost.usd_per_mtok_output(total, tokens),
+        cost.blended_usd_per_mtok(card), cost.output_tokens_per_usd(total, tokens),
+        cost.usd_per_1k_requests(total, completed),
+        cost.tokens_per_kwh(card, tokens, seconds) if "usd_per_hour" in card else None)
+
+
+def test_serving_costs_gives_the_run_and_each_point_to_the_last_bit() -> None:
+    rng = random.Random(13)
+    cards: list[cost.Card] = [
+        SERVICED["endpoint"]["pricing"], SELF_HOSTED["endpoint"]["pricing"],
+        {"usd_per_hour": 3.7, "power_kw": 1.3},
+        {"input_usd_per_mtok": 0.15, "output_usd_per_mtok": 0.6,
+         "cached_input_usd_per_mtok": 0.075, "reasoning_usd_per_mtok": 2.4},
+    ]
+    for _ in range(300):
+        card = rng.choice(cards)
+        points = copy.deepcopy(rng.choice([SERVICED, SELF_HOSTED])["points"])
+        points = [p for p in points if rng.random() < 0.8]
+        for p in points:
+            p["window_s"] = rng.choice([0.0, 0.1, 1e-9, rng.uniform(0, 1e4)])
+            p["requests"]["completed"] = rng.choice([0, 1, rng.randint(0, 10**6)])
+            p["tokens"]["output"] = rng.choice([0, rng.randint(0, 10**9)])
+            p["tokens"]["output_in_window"] = rng.choice([0, p["tokens"]["output"]])
+            p["tokens"]["input"] = rng.randint(0, 10**9)
+            p["tokens"]["cached_input"] = rng.randint(0, 10**9)
+        whole, each = cost.serving_costs(card, points)
+        assert repr(whole) == repr(_serving_cost_as_it_was(card, points))
+        assert repr(whole) == repr(cost.serving_cost(card, points))
+        assert [repr(one) for one in each] == \
+            [repr(_serving_cost_as_it_was(card, [p])) for p in points]

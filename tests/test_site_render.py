@@ -19,10 +19,12 @@ from generator.render import (
     flatten,
     fmt_number,
     json_script,
+    render,
     result_context,
     run_command,
     safe_json,
 )
+from generator.run_pages import SHELL_DIR, SHELL_TITLE, Shell, render_and_write
 from generator.tables import (
     AGENTIC_COLUMNS,
     ENDPOINT_COLUMNS,
@@ -200,7 +202,59 @@ def test_result_context_lists_every_point_price_and_disclosure_field() -> None:
     assert "endpoint.pricing.output_usd_per_mtok" not in disclosure
     assert ctx["command"] == "epbench run --endpoint acme-llama-8b --workload chat-short " \
                              "--client-region us-east"
-    assert ctx["flags"] == ["workload.sha256"]
+    assert ctx["flags"] == [("workload.sha256", "fails the check that the workload sha256 "
+                                                "matches the current file or a version in its "
+                                                "git history")]
+
+
+def test_each_flag_on_a_run_page_says_what_its_check_holds() -> None:
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    row = {"run_id": doc["run_id"], "disclosure_score": 0.9, "rankable": False,
+           "result_path": "results/alice/x.json",
+           "flags": ["plausible.imported-timing", "derived.failed-count", "made.up"]}
+    page = render("result.html.j2", **result_context(doc, row, root="../../"))
+    assert ("<li><code>plausible.imported-timing</code>: fails the check that every time an "
+            "imported result carries is greater than zero</li>") in page
+    assert ("<li><code>derived.failed-count</code>: a point fails the check that "
+            "requests.failed equals requests.issued - requests.completed (such a point is left "
+            "out of the boards)</li>") in page
+    assert "<li><code>made.up</code></li>" in page
+
+
+def test_a_hostile_result_reaches_its_written_page_escaped(tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    doc["endpoint"]["provider"] = f"Acme {evil}"
+    doc["endpoint"]["model"]["name"] = evil
+    doc["points"][0]["id"] = "<img src=x onerror=alert(2)>"
+    doc["points"][0]["tokens"]["source"] = "$<b>bold</b>"
+    doc["client"]["os"] = '"><svg onload=alert(3)>'
+    doc["endpoint"]["pricing"]["source_url"] = "javascript:alert(4)<i>"
+    doc["agentic"] = {"tasks": [{"id": evil, "trials": 1, "successes": 0, "outcomes": []}],
+                      "retry_cost": {evil: {"requests": 1, "tokens": 2, "seconds": 0.5,
+                                            "usd": 0.1}},
+                      "calls": {evil: 1}}
+    results = tmp_path / "results"
+    (results / "alice").mkdir(parents=True)
+    (results / "alice" / "x.json").write_text(json.dumps(doc), encoding="utf-8")
+    row = {"run_id": doc["run_id"], "disclosure_score": 0.9, "rankable": False,
+           "unranked_reasons": [evil], "flags": [evil], "result_path": "results/alice/x.json",
+           "frontier": ["c1"]}
+    shell = Shell(f"<html><head><title>{SHELL_TITLE} - epbench</title>"
+                  f'<link rel="canonical" href="/{SHELL_DIR}/"></head><body>',
+                  f"<footer>{SHELL_TITLE}</footer></body></html>")
+    assert render_and_write([row], results, tmp_path / "site", shell) == 1
+    page = (tmp_path / "site" / "runs" / doc["run_id"] / "index.html").read_text()
+    for hostile in (evil, "<img", "<b>", "<svg", "<i>"):
+        assert hostile not in page, hostile
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert '<td class="epb-num">$&lt;b&gt;bold&lt;/b&gt;</td>' in page  # a $ text, aligned
+    assert "&#34;&gt;&lt;svg onload=alert(3)&gt;" in page
+    assert page.startswith("<html><head><title>Acme &lt;script&gt;")
+    assert f'<link rel="canonical" href="/runs/{doc["run_id"]}/">' in page
+    assert page.endswith("</footer></body></html>") and SHELL_TITLE not in page
+    assert (results / "alice" / "x.json").read_bytes() == \
+        (tmp_path / "site" / "results" / "alice" / "x.json").read_bytes()
 
 
 def test_schema_reference_walks_refs_variants_and_arrays() -> None:

@@ -212,3 +212,15 @@ def test_an_empty_results_folder_gives_empty_tables_with_every_column(tmp_path: 
     assert tables.points.empty and "on_pareto" in tables.points.columns
     assert not tables.report.blocking
     _ = AGENTIC
+
+
+def test_result_paths_are_what_path_relative_to_gives(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.tables import _Builder, _result_path_slow
+    monkeypatch.chdir(tmp_path)
+    for root in (tmp_path / "results", Path("results"), Path("./results/"), Path("/")):
+        builder = _Builder(root, tmp_path, build=1)
+        for path in (root / "a" / "b.json", root / "x" / ".." / "c.json", root,
+                     tmp_path / "resultsX" / "d.json", Path("elsewhere/e.json"),
+                     Path("results/../results/f.json"), Path("/tmp/g.json")):
+            assert builder.result_path(path) == _result_path_slow(path, root), (root, path)

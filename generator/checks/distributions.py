@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -55,15 +56,47 @@ def expected_insufficient(n: int) -> set[str]:
     return set(insufficient(n))
 
 
+def _clean(dist: dict[str, Any], name: str, n: int, values: list[Any]) -> bool:
+    """True only when check_dist (partial_ok False) finds nothing: the common case of every
+    percentile present, in order, positive where it must be, and `insufficient` as stated
+    (tested in one pass; anything else goes through the checks one by one)."""
+    if n <= 0 or None in values:
+        return False
+    p50, p90, p95, p99 = values
+    if not (p50 <= p90 <= p95 <= p99):
+        return False
+    if name in POSITIVE_TIMES and not p50 > 0:  # the smallest of the ordered four
+        return False
+    expected = _expected(n)
+    if "insufficient" in dist:
+        stated = dist["insufficient"]
+        return set(stated) == expected
+    return not expected
+
+
+@lru_cache(maxsize=1024)
+def _expected(n: int) -> frozenset[str]:
+    """expected_insufficient(n), with no work for the usual n past every threshold."""
+    if n >= _MOST_NEEDED:
+        return _NONE
+    return frozenset(expected_insufficient(n))
+
+
+_NONE: frozenset[str] = frozenset()
+_MOST_NEEDED = max(MIN_SAMPLES.values())
+
+
 def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
                partial_ok: bool = False) -> list[Finding]:
     """Findings for one distribution object named `name` at pointer `where`.
 
     partial_ok: imported results may lack percentiles their source tool did not report, and a
     zero time in one is flagged (generator.checks.imported_bounds), not dropped: the point stays."""
-    out: list[Finding] = []
     n = dist["n"]
     values = [dist.get(k) for k in _KEYS]
+    if not partial_ok and _clean(dist, name, n, values):
+        return []
+    out: list[Finding] = []
     if n > 0 and not partial_ok and any(v is None for v in values):
         missing = ", ".join(k for k, v in zip(_KEYS, values, strict=True) if v is None)
         out.append(PRESENCE.at(file, where, f"{name} has n = {n} but no {missing}"))

@@ -67,14 +67,7 @@ def _scalar_node(schema: dict[str, Any]) -> Check | None:
         low_x = schema.get("exclusiveMinimum")
         high_x = schema.get("exclusiveMaximum")
 
-        def check_number(value: Any) -> bool:
-            if value is None:
-                return nullable
-            if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
-                return False
-            return ((low is None or value >= low) and (high is None or value <= high)
-                    and (low_x is None or value > low_x) and (high_x is None or value < high_x))
-
+        check_number = _number_check(nullable, integer, low, high, low_x, high_x)
         return check_number
     if rest == {"string"} and keys <= {"type", "pattern", "minLength", "maxLength"}:
         regex = re.compile(schema["pattern"]) if "pattern" in schema else None
@@ -92,6 +85,43 @@ def _scalar_node(schema: dict[str, Any]) -> Check | None:
 
         return check_string
     return None
+
+
+_SIMPLE_NUMBERS: dict[Check, tuple[tuple[type, ...], Any, bool]] = {}
+"""Number closures with no bound or only a minimum: (exact types, minimum, nullable), so that
+an object closure can test such properties inline (most values of a result are these)."""
+
+
+def _number_check(nullable: bool, integer: bool, low: Any, high: Any, low_x: Any,
+                  high_x: Any) -> Check:
+    """A number (or integer) within bounds, or null when nullable. Only exact int and float
+    values pass (bool is not a number; a subclass is left to jsonschema). The common shapes,
+    no bound or only a minimum, get closures of their own."""
+    kinds: tuple[type, ...] = (int,) if integer else (int, float)
+
+    if high is None and low_x is None and high_x is None:
+        if low is None:
+            def check_unbounded(value: Any) -> bool:
+                if type(value) in kinds:
+                    return True
+                return value is None and nullable
+            _SIMPLE_NUMBERS[check_unbounded] = (kinds, None, nullable)
+            return check_unbounded
+
+        def check_minimum(value: Any) -> bool:
+            if type(value) in kinds:
+                return bool(value >= low)
+            return value is None and nullable
+        _SIMPLE_NUMBERS[check_minimum] = (kinds, low, nullable)
+        return check_minimum
+
+    def check_number(value: Any) -> bool:
+        if type(value) in kinds:
+            return ((low is None or value >= low) and (high is None or value <= high)
+                    and (low_x is None or value > low_x) and (high_x is None or value < high_x))
+        return value is None and nullable
+
+    return check_number
 
 
 def _all_of(checks: list[Check]) -> Check:
@@ -135,6 +165,9 @@ def _type_check(names: tuple[str, ...]) -> Check:
 
 
 def _enum_check(options: tuple[Any, ...]) -> Check:
+    if all(type(option) is str for option in options):
+        names = frozenset(options)  # _equal on two exact strings is ==
+        return lambda value: type(value) is str and value in names
     return lambda value: any(_equal(value, option) for option in options)
 
 
@@ -170,8 +203,10 @@ def _pattern_check(regex: re.Pattern[str]) -> Check:
 
 
 def _unique_check(value: Any) -> bool:
-    if not isinstance(value, list):
+    if not isinstance(value, list) or len(value) < 2:
         return True
+    if all(type(item) is str for item in value):  # _equal on two exact strings is ==
+        return len(set(value)) == len(value)
     return all(not _equal(value[i], value[j])
                for i in range(len(value)) for j in range(i + 1, len(value)))
 
@@ -281,10 +316,14 @@ class _Compiler:
         if scalar is not None:
             return scalar
         checks: list[Check] = []
+        is_object = schema.get("type") == "object"  # folded into the object closure
         if _OBJECT_KEYWORDS & schema.keys():
-            checks.append(self.object_node(schema, file))
+            checks.append(self.object_node(schema, file, is_object))
+        else:
+            is_object = False
         for keyword, arg in schema.items():
-            if keyword in _ANNOTATIONS or keyword in _OBJECT_KEYWORDS:
+            if keyword in _ANNOTATIONS or keyword in _OBJECT_KEYWORDS or (
+                    keyword == "type" and is_object):
                 continue
             check = self.keyword(keyword, arg, schema, file)
             if check is None:
@@ -323,21 +362,49 @@ class _Compiler:
             return _not_check(self.node(arg, file))
         return None
 
-    def object_node(self, schema: dict[str, Any], file: str) -> Check:
-        """properties + required + additionalProperties + patternProperties in one loop."""
+    def object_node(self, schema: dict[str, Any], file: str, is_object: bool) -> Check:
+        """properties + required + additionalProperties + patternProperties in one loop
+        (and `type: object` when is_object)."""
         props = {k: self.node(s, file) for k, s in schema.get("properties", {}).items()}
-        required = tuple(schema.get("required", ()))
+        required = frozenset(schema.get("required", ()))
         patterns = [(re.compile(p), self.node(s, file))
                     for p, s in schema.get("patternProperties", {}).items()]
         additional = schema.get("additionalProperties", True)
         extra: Check | None = None if additional is True else self.node(additional, file)
+        not_dict = not is_object  # what a value that is not an object answers
+
+        if not patterns and extra is _never:
+            numbers = {k: _SIMPLE_NUMBERS[c] for k, c in props.items() if c in _SIMPLE_NUMBERS}
+            others = {k: c for k, c in props.items() if k not in numbers}
+
+            def check_closed(value: Any) -> bool:
+                """additionalProperties false, no patterns: every key is a property (simple
+                number properties tested inline, as their closures would)."""
+                if not isinstance(value, dict):
+                    return not_dict
+                if not value.keys() >= required:
+                    return False
+                for key, item in value.items():
+                    number = numbers.get(key)
+                    if number is not None:
+                        if type(item) in number[0]:
+                            if number[1] is not None and not item >= number[1]:
+                                return False
+                        elif item is not None or not number[2]:
+                            return False
+                        continue
+                    check = others.get(key)
+                    if check is None or not check(item):
+                        return False
+                return True
+
+            return check_closed
 
         def check_object(value: Any) -> bool:
             if not isinstance(value, dict):
-                return True
-            for key in required:
-                if key not in value:
-                    return False
+                return not_dict
+            if not value.keys() >= required:
+                return False
             for key, item in value.items():
                 check = props.get(key)
                 if check is not None:

@@ -8,6 +8,7 @@ folder; this check makes the folders and the file name match the content.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,13 @@ DUPLICATE = check(
 
 def results_root(path: Path) -> Path | None:
     """The nearest enclosing folder named `results`, or None."""
-    for parent in path.parents:
+    return _results_folder(path.parent) if path.parent != path else None
+
+
+@lru_cache(maxsize=4096)  # the files of a tree share few folders
+def _results_folder(folder: Path) -> Path | None:
+    """`folder` itself or its nearest parent named `results`, or None."""
+    for parent in (folder, *folder.parents):
         if parent.name == "results":
             return parent
     return None

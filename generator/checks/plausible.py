@@ -50,6 +50,16 @@ def _carried(dist: Any) -> list[tuple[str, float]]:
             if isinstance(dist.get(k), int | float) and not isinstance(dist.get(k), bool)]
 
 
+def _lowest(dist: Any) -> tuple[str, float | None]:
+    """The first of _carried(dist), or ("p50", None) when it carries none."""
+    if isinstance(dist, dict):
+        for k in _PERCENTILES:
+            value = dist.get(k)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return k, value
+    return "p50", None
+
+
 def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
     imported = (result.get("source") or {}).get("format", "epbench") != "epbench"
     rtt = (result.get("client") or {}).get("rtt_ms")
@@ -58,8 +68,7 @@ def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
         where = f"/points/{i}"
         if isinstance(rtt, int | float) and rtt > 0:
             for name in _LATENCIES:
-                carried = _carried(point.get(name))
-                key, low = carried[0] if carried else ("p50", None)
+                key, low = _lowest(point.get(name))
                 if low is not None and low < rtt:
                     message = (f"{name}.{key} is {fmt(low)} ms, below the {fmt(rtt)} ms round "
                                "trip to the endpoint")

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from epcore.credentials import (
+    PREFIXES,
     TOKEN,
     entropy,
     has_key_shape,
-    hex_runs,
+    hex_shaped,
     looks_like_secret,
+    random_hex,
     token_is_secret,
 )
 from epcore.findings import Finding, pointer_from_path
@@ -48,17 +51,53 @@ def _digest_key(key: object) -> bool:
     return isinstance(key, str) and bool(_DIGEST_KEY.search(key.lower()))
 
 
+# The fast pass works on the ASCII bytes of the text, at C speed: a key prefix can only be
+# where it still is once every byte that no prefix holds is dropped (dropping bytes can join
+# new ones, never part one: at worst the full rule then runs for nothing); a TOKEN is a run
+# of 32+ bytes of its class, found by mapping that class to one byte.
+_PREFIX_BYTES = frozenset("".join(PREFIXES).encode())
+_NOT_IN_PREFIX = bytes(b for b in range(256) if b not in _PREFIX_BYTES)
+_PREFIX_NEEDLES = tuple(prefix.encode() for prefix in PREFIXES)
+_TOKEN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
+_TOKEN_CLASS = bytes(0x61 if b in _TOKEN_BYTES else 0x20 for b in range(256))
+_TOKEN_RUN = b"a" * 32
+
+
+def _key_shape(text: str, ascii_text: bytes | None) -> bool:
+    """has_key_shape(text), with the substring prefilter on the prefix bytes only."""
+    if ascii_text is None:
+        return has_key_shape(text)
+    kept = ascii_text.translate(None, _NOT_IN_PREFIX)
+    return any(needle in kept for needle in _PREFIX_NEEDLES) and has_key_shape(text)
+
+
+def _tokens(text: str, ascii_text: bytes | None) -> Iterator[re.Match[str]]:
+    """TOKEN.finditer(text): the same matches, each run found by a substring search."""
+    if ascii_text is None:
+        yield from TOKEN.finditer(text)
+        return
+    classes = ascii_text.translate(_TOKEN_CLASS)
+    start = classes.find(_TOKEN_RUN)
+    while start >= 0:
+        token = TOKEN.match(text, start)
+        if token is None:  # cannot happen: the class is TOKEN's
+            raise AssertionError(start)
+        yield token
+        start = classes.find(_TOKEN_RUN, token.end())
+
+
 def _suspicious(text: str) -> bool:
     """The fast pass over a document's JSON text: anything that might be a credential? Hex
     runs that are the values of digest keys (`"sha256": "..."`) do not count."""
-    if has_key_shape(text):
+    ascii_text = text.encode("ascii") if text.isascii() else None
+    if _key_shape(text, ascii_text):
         return True
-    for token in TOKEN.finditer(text):
+    for token in _tokens(text, ascii_text):
         if token_is_secret(token.group()):
             return True
-        for run in hex_runs(text, token):
+        for run in hex_shaped(text, token):  # hex_runs, the digest key looked at first
             key = _DIGEST_BEFORE.search(text, max(0, run.start() - 80), run.start())
-            if key is None or not _digest_key(key.group(1)):
+            if (key is None or not _digest_key(key.group(1))) and random_hex(run.group()):
                 return True
     return False
 

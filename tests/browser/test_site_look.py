@@ -478,6 +478,29 @@ def test_a_wide_board_says_so_keeps_its_endpoint_column_and_shows_cost_unscrolle
     page.context.close()
 
 
+def test_a_run_pages_wide_points_table_says_so_and_names_the_columns_out_of_view(
+        look: Any, site_url: str) -> None:
+    page = look(site_url + PAGE_TYPES["run-serving"])
+    hints = page.query_selector_all(".epb-result .epb-scroll-hint")
+    assert len(hints) == 1, "only the points table has a header row and is wider than the page"
+    (hint,) = hints
+    assert hint.is_visible()
+    box = _box(page, ".epb-result .epb-points")
+    scroll = page.eval_on_selector(".epb-points", "t => t.parentElement.getBoundingClientRect()"
+                                   ".right")
+    out_of_view = page.eval_on_selector_all(
+        ".epb-points thead th", f"t => t.filter(x => x.getBoundingClientRect().right > {scroll}"
+        " + 1).map(x => x.textContent)")
+    assert box["right"] > scroll and out_of_view, (box, scroll)
+    assert "goodput rps" in out_of_view  # the column this note was added for
+    text = hint.text_content() or ""
+    assert text.startswith("The table is wider than the page: scroll it sideways for "
+                           f"{len(out_of_view)} more columns ({', '.join(out_of_view[:4])}"), text
+    assert _box(page, ".epb-result .epb-scroll-hint")["bottom"] <= \
+        _box(page, ".epb-result .epb-points")["top"]  # above the table, where it is seen first
+    page.context.close()
+
+
 def test_narrowed_pages_show_no_empty_boards_or_one_choice_filters(
         look: Any, site_url: str) -> None:
     page = look(site_url + PAGE_TYPES["workload-empty"])

@@ -349,17 +349,7 @@
   // A table wider than the page says so above it, with how many columns lie to the right (the
   // endpoint column stays in place while it scrolls, board.css). Measured on the first render
   // and on resize only: a filter change does not add columns.
-  function updateScrollHint() {
-    var edge = tableScroll.getBoundingClientRect().right;
-    var hidden = Array.prototype.filter.call(table.tHead.rows[0].cells, function (th) {
-      return th.getBoundingClientRect().right > edge + 1;
-    }).length;
-    scrollHint.hidden = hidden === 0;
-    scrollHint.textContent = hidden ? 'The table is wider than the page: scroll it sideways for ' +
-      S.plural(hidden, 'more column') + ' (' + Array.prototype.slice.call(table.tHead.rows[0].cells, -hidden)
-      .map(function (th) { return th.textContent.replace(/\s*\?$/, ''); }).slice(0, 4).join(', ') +
-      (hidden > 4 ? ', \u2026' : '') + ').' : '';
-  }
+  function updateScrollHint() { S.scrollHint(tableScroll, table, scrollHint); }
   var sortButtons = {};
 
   function buildTable(container) {

@@ -191,7 +191,41 @@
     }).then(toObjects);
   }
 
+  // A table wider than its scroll box says so in `hint` (a <p> above it), with how many
+  // columns lie to the right and the first of their names; hidden when the table fits.
+  function scrollHint(scroll, table, hint) {
+    var heads = table.tHead ? table.tHead.rows[0].cells : [];
+    var edge = scroll.getBoundingClientRect().right;
+    var hidden = Array.prototype.filter.call(heads, function (th) {
+      return th.getBoundingClientRect().right > edge + 1;
+    }).length;
+    hint.hidden = hidden === 0;
+    hint.textContent = hidden ? 'The table is wider than the page: scroll it sideways for ' +
+      plural(hidden, 'more column') + ' (' + Array.prototype.slice.call(heads, -hidden)
+      .map(function (th) { return th.textContent.replace(/\s*\?$/, ''); }).slice(0, 4).join(', ') +
+      (hidden > 4 ? ', \u2026' : '') + ').' : '';
+  }
+
+  // The page's own tables with a header row (a result's points, an endpoint's runs) get the
+  // boards' note when they are wider than the page; measured on load and on resize.
+  function staticHints() {
+    var found = [];
+    Array.prototype.forEach.call(document.querySelectorAll('.md-content .epb-scroll'), function (scroll) {
+      var table = scroll.querySelector('table');
+      if (!table || !table.tHead || !table.tHead.rows.length || scroll.closest('#epb-board')) { return; }
+      var hint = el('p', { 'class': 'epb-scroll-hint', hidden: 'hidden' });
+      scroll.parentNode.insertBefore(hint, scroll);
+      found.push([scroll, table, hint]);
+    });
+    if (!found.length) { return; }
+    var update = function () { found.forEach(function (f) { scrollHint(f[0], f[1], f[2]); }); };
+    update();
+    var timer = null;
+    window.addEventListener('resize', function () { clearTimeout(timer); timer = setTimeout(update, 150); });
+  }
+
   window.epbSite = {
+    scrollHint: scrollHint,
     fetchView: fetchView,
     unrankedReasons: unrankedReasons,
     el: el,
@@ -220,6 +254,7 @@
 
   function start() {
     markTab();
+    staticHints();
     if (window.location.protocol === 'file:') {
       var content = document.querySelector('.md-content__inner');
       if (content && !document.getElementById('epb-file-note')) {
