@@ -231,7 +231,12 @@ def _guard_yaml(text: str, path: Path) -> None:
 def load_document_text(path: Path | str, limit: int = MAX_FILE_BYTES) -> tuple[Any, str | None]:
     """As load_document, with the JSON text when the fast path read it (None otherwise)."""
     path = Path(path)
-    data = read_bytes_limited(path, limit)
+    return document_from_bytes(read_bytes_limited(path, limit), path, limit)
+
+
+def document_from_bytes(data: bytes, path: Path, limit: int = MAX_FILE_BYTES
+                        ) -> tuple[Any, str | None]:
+    """`load_document_text` of bytes already read from `path` (its name picks the parser)."""
     if path.suffix == ".json":
         try:
             return fast_json(data, MAX_DEPTH)

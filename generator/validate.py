@@ -10,6 +10,7 @@ the results tree. A file that makes the validator itself fail is rejected with
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import pickle
 import stat
@@ -20,7 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from epcore.documents import DocumentError, load_document, load_document_text
+from epcore.documents import (
+    DocumentError,
+    document_from_bytes,
+    load_document,
+    read_bytes_limited,
+)
 from epcore.errors import InputError
 from epcore.findings import Finding
 from epcore.paths import project_dir
@@ -56,8 +62,8 @@ class Checked:
     identity: dict[str, str | None] = field(default_factory=dict)
     derived: Any = None
     digests: tuple[str | None, str | None] = (None, None)
-    """sha256 of the file and of the journal beside it, taken in the worker after the checks
-    when a `post` step runs (the build cache keeps them; no second read in the parent)."""
+    """sha256 of the bytes checked (None when the file was not read) and, when a `post` step
+    runs, of the journal beside it: the build cache keeps them, with no second read."""
 
     def remember(self, document: Any) -> None:
         """Keep the schema-valid document and what the report says about it."""
@@ -155,7 +161,9 @@ def _check_file(
             "commit a regular JSON or YAML file",
         )])
     try:
-        document, text = load_document_text(path)
+        data = read_bytes_limited(path)
+        digest = hashlib.sha256(data).hexdigest()  # of the bytes checked: the cache's key
+        document, text = document_from_bytes(data, path)
     except DocumentError as exc:
         problem = exc.problem
         return Checked(path, display, None, [Finding(
@@ -170,7 +178,7 @@ def _check_file(
         return Checked(path, display, None, [Finding(
             display, "/kind", "kind.unknown", "reject", what[:200],
             "set kind to one of: result, endpoint, serving-workload, agentic-workload",
-        )])
+        )], digests=(digest, None))
     findings = scan(document, display, text)
     if kind == "result" and path.suffix != ".json":
         findings.append(Finding(
@@ -192,7 +200,7 @@ def _check_file(
             findings += check_endpoint(document, display, project)
         elif kind == "agentic-workload" and workload_semantics is not None:
             findings += workload_semantics(document, display)
-    checked = Checked(path, display, kind, findings)
+    checked = Checked(path, display, kind, findings, digests=(digest, None))
     if not schema_findings:
         checked.remember(document)
     return checked
@@ -234,7 +242,7 @@ def _finish(item: Checked, post: Post | None) -> Checked:
     the post step derived travels back from a worker)."""
     if post is None:
         return item
-    item.digests = (_sha256(item.path),
+    item.digests = (item.digests[0],
                     _sha256(os.fspath(item.path).removesuffix(".json") + JOURNAL_SUFFIX))
     if item.document is not None and status_for(item.findings) != "rejected":
         try:
