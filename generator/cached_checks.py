@@ -72,7 +72,8 @@ def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
         cache.forget()  # a shard's frames are gone or altered: check every file again
     else:  # pragma: no cover - a fresh cache always has its frames
         raise RuntimeError("build cache: no frames after checking every file")
-    save_in_background(cache)  # generator/cache_writer.py: the tables need none of it
+    if cache.dirty or cache.rows_dirty:  # a full build's workers wrote every shard already
+        save_in_background(cache)  # generator/cache_writer.py: the tables need none of it
     tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel), TABLE_COLUMNS),
                                 report, project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
