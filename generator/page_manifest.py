@@ -29,18 +29,22 @@ FORMAT = 2
 
 
 def page_digests(frame: pd.DataFrame, frontier: dict[str, list[str]],
-                 shas: dict[str, str], context: str) -> list[str | None]:
+                 shas: dict[str, str], context: str,
+                 by_repr: set[str] | None = None) -> list[str | None]:
     """What each result page of a `runs` frame is made from: its row (hashed column-wise:
     100,000 rows in a fraction of a second, where one JSON text a row took seconds), its
     frontier marks, its file's sha256 and the build context. None where the sha256 is
-    unknown (that page is always built)."""
+    unknown (that page is always built). `by_repr` names the columns hashed by their
+    values' repr when they were found over a larger frame this one is a slice of (a row's
+    digest is then the one the whole frame gives it)."""
     if frame.empty:
         return []
+    if by_repr is None:
+        by_repr = hashed_by_repr(frame)
     flat = {}
     for column in frame.columns:
         series = frame[column]
-        if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in (
-                "string", "empty"):
+        if str(column) in by_repr:
             series = series.map(lambda v: v if isinstance(v, str) or v is None else repr(v))
         flat[str(column)] = series
     hashes = pd.util.hash_pandas_object(pd.DataFrame(flat), index=False).to_numpy()
@@ -55,6 +59,13 @@ def page_digests(frame: pd.DataFrame, frontier: dict[str, list[str]],
         marks = "\0".join(frontier.get(run_id, []))
         out.append(hashlib.sha256(head + f"{sha}\0{row_hash}\0{marks}".encode()).hexdigest())
     return out
+
+
+def hashed_by_repr(frame: pd.DataFrame) -> set[str]:
+    """The columns `page_digests` hashes by their values' repr: object columns holding more
+    than texts (lists, numbers)."""
+    return {str(column) for column in frame.columns if frame[column].dtype == object
+            and pd.api.types.infer_dtype(frame[column], skipna=True) not in ("string", "empty")}
 
 
 def shell_digest(shell: Shell) -> str:

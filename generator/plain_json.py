@@ -9,20 +9,26 @@ from typing import Any
 import pandas as pd
 
 
-def plain_rows(frame: pd.DataFrame) -> list[list[Any]]:
+def plain_rows(frame: pd.DataFrame, walk: list[Any] | None = None) -> list[list[Any]]:
     """Rows as lists of plain JSON values, in one vectorised pass; only the columns that hold
     infinities or containers (lists, dicts: their items may be NaN or numpy scalars) are
-    walked cell by cell. Per-cell conversion of every column costs seconds at 10,000 results."""
+    walked cell by cell. Per-cell conversion of every column costs seconds at 10,000 results.
+    `walk` names those columns when they were found over a larger frame this one is a slice
+    of (so each slice gives the values the whole would)."""
     if frame.empty:
         return []
     values = frame.astype(object).where(frame.notna(), None)
-    for column in _columns_to_walk(frame):
-        values[column] = values[column].map(_plain)
+    for column in columns_to_walk(frame) if walk is None else walk:
+        # an object Series as it is: `map` would make a column of numbers and None float,
+        # None becoming NaN in some frames (or slices) and not in others
+        values[column] = pd.Series([_plain(v) for v in values[column].to_numpy()],
+                                   index=values.index, dtype=object)
     rows: list[list[Any]] = values.to_numpy().tolist()
     return rows
 
 
-def _columns_to_walk(frame: pd.DataFrame) -> list[Any]:
+def columns_to_walk(frame: pd.DataFrame) -> list[Any]:
+    """The columns `plain_rows` converts cell by cell."""
     walk = []
     for column in frame.columns:
         series = frame[column]
@@ -49,10 +55,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A table as a list of plain-JSON row objects (the `data/<table>.json` downloads)."""
+def records(frame: pd.DataFrame, walk: list[Any] | None = None) -> list[dict[str, Any]]:
+    """A table as a list of plain-JSON row objects (`walk`: as in `plain_rows`)."""
     columns = [str(c) for c in frame.columns]
-    return [dict(zip(columns, row, strict=True)) for row in plain_rows(frame)]
+    return [dict(zip(columns, row, strict=True)) for row in plain_rows(frame, walk)]
 
 
 def view_table(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:

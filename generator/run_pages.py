@@ -21,7 +21,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from markupsafe import escape
@@ -76,19 +76,31 @@ def _drop_from_sitemap(out_dir: Path) -> None:
         handle.write(text.encode("utf-8"))
 
 
+class PageRows(Protocol):
+    """The rows to render, made a slice at a time (generator.page_rows)."""
+
+    def __len__(self) -> int: ...
+
+    def take(self, start: int, end: int) -> tuple[list[dict[str, Any]], list[str | None]]:
+        """The rows from `start` to `end` and their page digests."""
+        ...
+
+
 class ResultPages:
     """Renders one page per result in worker processes (fork), started before mkdocs runs.
 
-    Each worker renders its chunk's page bodies, then waits for the shell file that
-    `release` writes once mkdocs is done, then writes pages and raw JSON copies. Where fork is
-    missing, or for a handful of results, everything happens in `release`, in this process.
+    Each worker makes its slice's rows, renders their page bodies, then waits for the shell
+    file that `release` writes once mkdocs is done, then writes pages and raw JSON copies.
+    Where fork is missing, or for a handful of results, everything happens in `release`, in
+    this process. `digests` are the rows' page digests, in order, once `wait` returned.
     """
 
-    def __init__(self, rows: list[dict[str, Any]], results_dir: Path, out_dir: Path,
+    def __init__(self, rows: PageRows, results_dir: Path, out_dir: Path,
                  shell_file: Path) -> None:
         self.rows, self.results_dir, self.out_dir = rows, results_dir, out_dir
         self.shell_file = shell_file
         self.written = 0
+        self.digests: list[str | None] = []
         self._futures: list[Any] = []
         self._pool: ProcessPoolExecutor | None = None
         workers = min(os.cpu_count() or 1, max(1, len(rows) // 200))
@@ -108,7 +120,8 @@ class ResultPages:
     def release(self, shell: Shell) -> None:
         """Hand the built shell to the workers (or render everything here without them)."""
         if self._pool is None:
-            self.written = render_and_write(self.rows, self.results_dir, self.out_dir, shell)
+            rows, self.digests = self.rows.take(0, len(self.rows))
+            self.written = render_and_write(rows, self.results_dir, self.out_dir, shell)
             return
         tmp = self.shell_file.with_suffix(".tmp")
         tmp.write_text(json.dumps({"head": shell.head, "tail": shell.tail}), encoding="utf-8")
@@ -117,7 +130,9 @@ class ResultPages:
     def wait(self) -> int:
         """Wait for the workers; the number of result pages written."""
         if self._futures:
-            self.written = sum(f.result() for f in self._futures)
+            done = [f.result() for f in self._futures]
+            self.written = sum(written for written, _ in done)
+            self.digests = [d for _, digests in done for d in digests]
         return self.written
 
     def close(self) -> None:
@@ -235,18 +250,20 @@ def _write(path: str, chunks: list[bytes], flags: int) -> None:
         os.close(handle)
 
 
-_ROWS: list[dict[str, Any]] = []
+_ROWS: PageRows | None = None
 
 
-def _take_rows(rows: list[dict[str, Any]]) -> None:
+def _take_rows(rows: PageRows) -> None:
     """A forked worker's initializer: the rows to render, from the parent's memory."""
     global _ROWS
     _ROWS = rows
 
 
 def _render_and_write_slice(start: int, end: int, results_dir: Path, out_dir: Path,
-                            shell_file: Path) -> int:
-    return _render_and_write(_ROWS[start:end], results_dir, out_dir, shell_file)
+                            shell_file: Path) -> tuple[int, list[str | None]]:
+    assert _ROWS is not None, "a page worker without its rows"
+    rows, digests = _ROWS.take(start, end)
+    return _render_and_write(rows, results_dir, out_dir, shell_file), digests
 
 
 def _render_and_write(rows: list[dict[str, Any]], results_dir: Path, out_dir: Path,

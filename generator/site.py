@@ -38,6 +38,7 @@ from generator.downloads import day_digests, part_keys
 from generator.history_views import series_views
 from generator.latest import board_views
 from generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
+from generator.page_rows import FrameRows, RowList
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
 from generator.render import frontier_by_run
@@ -94,26 +95,31 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
             tempfile.TemporaryDirectory(prefix=".epbench-site-", dir=out_dir.parent) as built:
         with _timed("start result-page workers"):
             run_ids = tables.runs["run_id"].astype(str).tolist()
-            days = day_digests(tables, context) if cache_dir is not None else None
-            day_of = [""] * len(run_ids)
-            for day, where in part_keys(tables.runs).items():
-                for i in where:
-                    day_of[i] = day
-            settled = manifest.standing_days(run_ids, day_of, days, out_dir)
-            rest = tables.runs[~tables.runs["run_id"].astype(str).isin(settled).to_numpy()]
-            on_front = frontier_by_run(tables.points, None if not settled else set(
-                rest["run_id"].astype(str)))
-            rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
-                    for r in records(rest)]
-            digests: list[str | None] = (
-                page_digests(rest, on_front, sha_of, context) if cache_dir is not None
-                else [None] * len(rows))
-            standing = settled | manifest.standing(rows, digests, out_dir)
             if cache_dir is None:
                 for name in _KEPT:
                     shutil.rmtree(out_dir / name, ignore_errors=True)
-            todo = [r for r in rows if str(r["run_id"]) not in standing]
-            pages = ResultPages(todo, results_dir, out_dir, Path(tmp) / "shell")
+            full = not manifest.pages or not (out_dir / "runs").is_dir()
+            if full:
+                # nothing can stand: the workers make the rows and digests of their slices
+                rows: list[dict[str, Any]] = []
+                digests: list[str | None] = []
+                settled: set[str] = set()
+                standing: set[str] = set()
+                pages = ResultPages(
+                    FrameRows.of(tables, sha_of if cache_dir is not None else None, context),
+                    results_dir, out_dir, Path(tmp) / "shell")
+            else:
+                days = day_digests(tables, context) if cache_dir is not None else None
+                rows, digests, settled, standing = _still_standing(
+                    tables, manifest, run_ids, days, sha_of if cache_dir is not None else None,
+                    context, out_dir)
+                todo = [(r, d) for r, d in zip(rows, digests, strict=True)
+                        if str(r["run_id"]) not in standing]
+                pages = ResultPages(RowList([r for r, _ in todo], [d for _, d in todo]),
+                                    results_dir, out_dir, Path(tmp) / "shell")
+        if full:
+            with _timed("day digests (while the result-page workers run)"):
+                days = day_digests(tables, context) if cache_dir is not None else None
         try:
             docs = Path(tmp) / "docs"
             with _timed("pages and vendored Vega"):
@@ -136,17 +142,18 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                 if write is not None:
                     write(tables, data, cache_dir=cache_dir, context=context, days=days)
                 _write_views(tables, data / "view")
-            with _timed(f"result pages (rest; {len(todo)} rendered, {len(standing)} kept)"):
+            with _timed(f"result pages (rest; {len(pages.rows)} rendered, "
+                        f"{len(standing)} kept)"):
                 pages.wait()
                 if standing and shell_digest(shell) != manifest.shell:
                     kept = tables.runs[tables.runs["run_id"].astype(str).isin(settled)
                                        .to_numpy()]
                     on_front = frontier_by_run(tables.points)
-                    again = ResultPages(
-                        [r for r in rows if str(r["run_id"]) in standing]
-                        + [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
-                           for r in records(kept)],
-                        results_dir, out_dir, Path(tmp) / "shell-again")
+                    again_rows = [r for r in rows if str(r["run_id"]) in standing] + [
+                        {**r, "frontier": on_front.get(str(r["run_id"]), [])}
+                        for r in records(kept)]
+                    again = ResultPages(RowList(again_rows, [None] * len(again_rows)),
+                                        results_dir, out_dir, Path(tmp) / "shell-again")
                     try:
                         again.release(shell)
                         again.wait()
@@ -158,14 +165,35 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                     for v in tables.runs[k].dropna().tolist() if v})
         finally:
             pages.close()
+    made = zip(run_ids, pages.digests, strict=True) if full else \
+        zip([str(r["run_id"]) for r in rows], digests, strict=True)
     kept_digests = {run_id: manifest.pages[run_id] for run_id in settled}
     manifest.save(shell_digest(shell), {**kept_digests, **{
-        str(r["run_id"]): d for r, d in zip(rows, digests, strict=True) if d is not None}},
-        days)
+        run_id: d for run_id, d in made if d is not None}}, days)
     return out_dir
 
 
 _KEPT = ("runs", "results", "data")
+
+
+def _still_standing(tables: Any, manifest: PageManifest, run_ids: list[str],
+                    days: dict[str, str] | None, shas: dict[str, str] | None, context: str,
+                    out_dir: Path) -> tuple[list[dict[str, Any]], list[str | None], set[str],
+                                            set[str]]:
+    """An incremental build's rows of results whose day changed, their page digests (None
+    without `shas`), the run ids of settled days and of every page that stands."""
+    day_of = [""] * len(run_ids)
+    for day, where in part_keys(tables.runs).items():
+        for i in where:
+            day_of[i] = day
+    settled = manifest.standing_days(run_ids, day_of, days, out_dir)
+    rest = tables.runs[~tables.runs["run_id"].astype(str).isin(settled).to_numpy()]
+    on_front = frontier_by_run(tables.points, None if not settled else set(
+        rest["run_id"].astype(str)))
+    rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])} for r in records(rest)]
+    digests: list[str | None] = (page_digests(rest, on_front, shas, context)
+                                 if shas is not None else [None] * len(rows))
+    return rows, digests, settled, settled | manifest.standing(rows, digests, out_dir)
 
 
 def _install(built: Path, out_dir: Path) -> None:
