@@ -27,6 +27,7 @@ import orjson
 from markupsafe import escape
 
 from epcore.evidence import SUFFIX
+from generator.html_space import collapse_space
 from generator.render import environment, result_context
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,8 @@ class Shell:
 
 
 def take_shell(out_dir: Path) -> Shell:
-    """The built shell page split at its marker; the page itself is removed."""
+    """The built shell page split at its marker, its indentation and blank lines collapsed
+    (generator.html_space); the page itself is removed."""
     page = out_dir / SHELL_DIR / "index.html"
     text = page.read_text(encoding="utf-8")
     marker = f"<p>{SHELL_CONTENT}</p>"
@@ -62,7 +64,7 @@ def take_shell(out_dir: Path) -> Shell:
     head, tail = text.split(marker, 1)
     shutil.rmtree(out_dir / SHELL_DIR)
     _drop_from_sitemap(out_dir)
-    return Shell(head, tail)
+    return Shell(collapse_space(head), collapse_space(tail))
 
 
 def _drop_from_sitemap(out_dir: Path) -> None:

@@ -60,6 +60,16 @@ def test_result_page_shows_points_command_price_card_and_raw_link(site: Path) ->
     assert "EPBSHELL" not in html
 
 
+def test_result_pages_carry_the_theme_without_its_indentation_and_blank_lines(
+        site: Path) -> None:
+    html = (site / "runs" / "a1b2c3d4-serviced-0001" / "index.html").read_text(encoding="utf-8")
+    theme = html[:html.index('<div class="epb-result"')]
+    assert '<header class="md-header"' in theme and "\n\n" not in theme
+    assert not re.search(r"\n[ \t]+<", theme)
+    board = (site / "serving" / "index.html").read_text(encoding="utf-8")
+    assert "\n\n" in board  # the pages mkdocs writes keep theirs
+
+
 def test_no_page_loads_a_resource_from_another_origin(site: Path) -> None:
     for page in _html_pages(site):
         html = page.read_text(encoding="utf-8")
