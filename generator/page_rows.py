@@ -1,6 +1,6 @@
 """What a result page is rendered from, a slice at a time: its `runs` row as plain JSON values
-with its frontier marks (`row["frontier"]`), and the digest of those inputs that the page
-manifest keeps (`generator.page_manifest.page_digests`).
+(the columns the page reads) with its frontier marks (`row["frontier"]`), and the digest
+of its inputs that the page manifest keeps (`generator.page_manifest.page_digests`).
 
 An incremental build makes the rows of the results whose day changed in the parent, to find
 the pages that still stand (`RowList`). A full build, where nothing can stand, hands the
@@ -20,7 +20,7 @@ import pandas as pd
 
 from generator.page_manifest import hashed_by_repr, page_digests
 from generator.plain_json import columns_to_walk, records
-from generator.render import frontier_by_run
+from generator.render import ROW_COLUMNS, frontier_by_run
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class FrameRows:
         runs = tables.runs
         points = tables.points[["run_id", "point", "on_pareto"]]  # all the frontier reads
         on = points["on_pareto"].fillna(False).astype(bool).to_numpy()
-        return cls(runs, points[on], shas, context, columns_to_walk(runs),
+        return cls(runs, points[on], shas, context, columns_to_walk(page_columns(runs)),
                    hashed_by_repr(runs) if shas is not None else set())
 
     def __len__(self) -> int:
@@ -64,7 +64,12 @@ class FrameRows:
         part = self.runs.iloc[start:end]
         front = frontier_by_run(self.points, set(part["run_id"].astype(str)))
         rows = [{**r, "frontier": front.get(str(r["run_id"]), [])}
-                for r in records(part, self.walk)]
+                for r in records(page_columns(part), self.walk)]
         if self.shas is None:
             return rows, [None] * len(rows)
         return rows, page_digests(part, front, self.shas, self.context, self.by_repr)
+
+
+def page_columns(runs: pd.DataFrame) -> pd.DataFrame:
+    """The columns of a `runs` frame a result page reads (`generator.render.ROW_COLUMNS`)."""
+    return runs[[c for c in ROW_COLUMNS if c in runs.columns]]

@@ -38,7 +38,7 @@ from generator.downloads import day_digests, part_keys
 from generator.history_views import series_views
 from generator.latest import board_views
 from generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
-from generator.page_rows import FrameRows, RowList
+from generator.page_rows import FrameRows, RowList, page_columns
 from generator.pages import write_pages
 from generator.plain_json import records, view_table
 from generator.render import frontier_by_run
@@ -151,7 +151,7 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                     on_front = frontier_by_run(tables.points)
                     again_rows = [r for r in rows if str(r["run_id"]) in standing] + [
                         {**r, "frontier": on_front.get(str(r["run_id"]), [])}
-                        for r in records(kept)]
+                        for r in records(page_columns(kept))]
                     again = ResultPages(RowList(again_rows, [None] * len(again_rows)),
                                         results_dir, out_dir, Path(tmp) / "shell-again")
                     try:
@@ -190,7 +190,8 @@ def _still_standing(tables: Any, manifest: PageManifest, run_ids: list[str],
     rest = tables.runs[~tables.runs["run_id"].astype(str).isin(settled).to_numpy()]
     on_front = frontier_by_run(tables.points, None if not settled else set(
         rest["run_id"].astype(str)))
-    rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])} for r in records(rest)]
+    rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
+            for r in records(page_columns(rest))]
     digests: list[str | None] = (page_digests(rest, on_front, shas, context)
                                  if shas is not None else [None] * len(rows))
     return rows, digests, settled, settled | manifest.standing(rows, digests, out_dir)
