@@ -268,16 +268,37 @@ def _render_and_write_slice(start: int, end: int, results_dir: Path, out_dir: Pa
     return _render_and_write(rows, results_dir, out_dir, shell_file), digests
 
 
+_BATCH = 500
+"""Pages a worker renders before it looks for the shell again."""
+
+
 def _render_and_write(rows: list[dict[str, Any]], results_dir: Path, out_dir: Path,
                       shell_file: Path) -> int:
-    """A worker: render the chunk, wait for the shell (at most ten minutes), write it out."""
-    bodies = _render_bodies(rows, results_dir)
-    deadline = time.monotonic() + 600
-    while not shell_file.is_file():
-        if shell_file.with_suffix(".abort").is_file():
-            return 0
-        if time.monotonic() > deadline:
-            raise RuntimeError("the site build never produced its shell page")
-        time.sleep(0.05)
+    """A worker: render the chunk a batch at a time; once the shell is there, write each batch
+    as soon as it is rendered (the pages do not pile up in memory); at the end wait for the
+    shell (at most ten minutes) and write what is left."""
+    pending: list[_Body] = []
+    shell: Shell | None = None
+    written = 0
+    for start in range(0, len(rows), _BATCH):
+        pending += _render_bodies(rows[start:start + _BATCH], results_dir)
+        if shell is None and shell_file.is_file():
+            shell = _read_shell(shell_file)
+        if shell is not None:
+            written += _write_pages_out(pending, out_dir, shell)
+            pending = []
+    if shell is None:
+        deadline = time.monotonic() + 600
+        while not shell_file.is_file():
+            if shell_file.with_suffix(".abort").is_file():
+                return 0
+            if time.monotonic() > deadline:
+                raise RuntimeError("the site build never produced its shell page")
+            time.sleep(0.05)
+        shell = _read_shell(shell_file)
+    return written + _write_pages_out(pending, out_dir, shell)
+
+
+def _read_shell(shell_file: Path) -> Shell:
     shell = json.loads(shell_file.read_text(encoding="utf-8"))
-    return _write_pages_out(bodies, out_dir, Shell(shell["head"], shell["tail"]))
+    return Shell(shell["head"], shell["tail"])

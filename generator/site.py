@@ -98,6 +98,7 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
             if cache_dir is None:
                 for name in _KEPT:
                     shutil.rmtree(out_dir / name, ignore_errors=True)
+            fresh = not (out_dir / "runs").exists() and not (out_dir / "results").exists()
             full = not manifest.pages or not (out_dir / "runs").is_dir()
             if full:
                 # nothing can stand: the workers make the rows and digests of their slices
@@ -159,10 +160,11 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                         again.wait()
                     finally:
                         again.close()
-                drop_stale(out_dir, set(run_ids), {
-                    str(v) for k in ("result_path", "journal_path")
-                    if k in tables.runs.columns
-                    for v in tables.runs[k].dropna().tolist() if v})
+                if not fresh:  # a folder without result pages before has none to drop
+                    drop_stale(out_dir, set(run_ids), {
+                        str(v) for k in ("result_path", "journal_path")
+                        if k in tables.runs.columns
+                        for v in tables.runs[k].dropna().tolist() if v})
         finally:
             pages.close()
     made = zip(run_ids, pages.digests, strict=True) if full else \
