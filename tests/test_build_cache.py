@@ -335,3 +335,18 @@ def test_an_edited_result_page_template_changes_the_build_context(
     template = site / "templates" / "result.html.j2"
     template.write_text(template.read_text() + "\n", encoding="utf-8")
     assert build_cache.context_digest(tmp_path) != before  # kept result pages are rendered again
+
+
+def test_a_changed_shell_page_renders_every_kept_result_page_again(project: Path,
+                                                                  tmp_path: Path) -> None:
+    results, out = project / "results", tmp_path / "_site"
+    build_site(results, out, project, "")
+    page = next((out / "runs").glob("*/index.html"))
+    assert "https://example.org/bench/" not in page.read_text(encoding="utf-8")
+    build_site(results, out, project, "https://example.org/bench/")  # a new canonical link
+    assert "https://example.org/bench/runs/" in page.read_text(encoding="utf-8")
+    full = build_site(results, tmp_path / "full", project, "https://example.org/bench/",
+                      incremental=False)
+    incremental, whole = _files(out), _files(full)
+    assert sorted(incremental) == sorted(whole)
+    assert [name for name in incremental if incremental[name] != whole[name]] == []
