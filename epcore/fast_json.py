@@ -9,17 +9,17 @@ produces the finding.
 
 Speed, all on the bytes at C speed (no Python call per value): digits are mapped to one digit
 to find a run of 19 and an exponent of three digits or more (only such a literal can overflow
-to Infinity: every run of digits is shorter than 19, so without one a literal is below
-1e18 * 1e99). The text's shape is read once: with escaped backslashes and quotes removed,
-the remaining quotes delimit strings (UTF-8 never puts these ASCII bytes inside a multi-byte
-character), so what lies outside strings is left once strings are cut out. There, every colon
-is one object member, and the depth is the number of rounds that strip empty `{}`/`[]` pairs
-from the brackets. orjson then parses the text (a fifth of the time of the standard parser
-with a duplicate-key hook) and keeps the last of duplicate keys silently; the parsed document
-is dumped again and its colons outside strings counted the same way: a document with fewer
-members than its text writes had a duplicate key, and is Unusual. Whatever
-orjson refuses (lone surrogates, its own limits) goes to the standard parser with the hook,
-as before.
+to Infinity: every run of digits is shorter than 19, so without one a literal is below 1e18 *
+1e99; orjson refuses such a literal by itself). The text's shape is read once: with escaped
+backslashes and quotes removed, the remaining quotes delimit strings (UTF-8 never puts these
+ASCII bytes inside a multi-byte character), so what lies outside strings is left once strings
+are cut out. There, every colon is one object member, and the depth is the number of rounds
+that strip empty `{}`/`[]` pairs from the brackets. orjson then parses the text (a fifth of
+the time of the standard parser with a duplicate-key hook) and keeps the last of duplicate
+keys silently; the parsed document is dumped again and its colons outside strings counted the
+same way: a document with fewer members than its text writes had a duplicate key, and is
+Unusual. Whatever orjson refuses (lone surrogates, its own limits) goes to the standard parser
+with the hook, as before.
 """
 
 from __future__ import annotations
@@ -117,18 +117,16 @@ def fast_json(data: bytes, max_depth: int) -> tuple[Any, str]:
         raise Unusual from None
     if nesting >= max_depth:  # stricter than the full loader: it decides
         raise Unusual
-    big = any(exponent in numbers for exponent in _BIG_EXPONENTS)
-    if not big:
-        try:
-            document = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass  # the standard parser below says what it is
-        else:
-            if members(document) != written:
-                raise Unusual  # a duplicate key
-            return document, text
+    try:
+        document = orjson.loads(data)  # refuses a literal that overflows to Infinity
+    except orjson.JSONDecodeError:
+        pass  # the standard parser below says what it is
+    else:
+        if members(document) != written:
+            raise Unusual  # a duplicate key
+        return document, text
     hooks: dict[str, Any] = {"object_pairs_hook": _unique, "parse_constant": _constant}
-    if big:
+    if any(exponent in numbers for exponent in _BIG_EXPONENTS):
         hooks["parse_float"] = _finite_float
     try:
         document = json.loads(text, **hooks)

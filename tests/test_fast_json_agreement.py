@@ -209,3 +209,13 @@ def test_a_duplicate_key_is_unusual_wherever_it_hides() -> None:
     for text in (b'{"a": 1, "b": {"a": 2}}', b'{"a:b": ":", "c": "\\":"}'):
         document, _ = fast_json(text, MAX_DEPTH)
         assert document == json.loads(text)
+
+
+def test_a_number_that_overflows_to_infinity_is_unusual_even_beside_a_digest() -> None:
+    digest = '"sha256": "4e484c2e999e1000"'
+    for text in (b'{"a": 1e999}', b'{"a": [-1E400]}', b'{"a": 123456789012345678e300}',
+                 f'{{{digest}, "a": 1e999}}'.encode()):
+        with pytest.raises(Unusual):
+            fast_json(text, MAX_DEPTH)
+    document, _ = fast_json(f'{{{digest}, "a": 1e300}}'.encode(), MAX_DEPTH)
+    assert document["a"] == 1e300
