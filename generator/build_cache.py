@@ -310,43 +310,45 @@ def _dumps(value: Any) -> bytes:
     """Compact JSON; ValueError or TypeError when JSON cannot carry the value exactly.
 
     orjson writes the same bytes as the standard encoder (compact, UTF-8) at a tenth of its
-    time, but writes NaN and infinities as null: a value holding one goes to the standard
-    encoder, which refuses it, as does anything else orjson refuses (integers past 64 bits,
-    keys that are not strings, lone surrogates)."""
-    try:
-        data = orjson.dumps(value)
-    except TypeError:  # orjson.JSONEncodeError
-        data = None
-    if data is not None and _finite(value):
-        return data
+    time, but writes NaN and infinities as null and also takes dates, enums and dataclasses:
+    a value holding anything but plain JSON types and finite floats goes to the standard
+    encoder, which decides as it always did, as does anything orjson refuses (integers past
+    64 bits, keys that are not strings, lone surrogates)."""
+    if _plain(value):
+        try:
+            return orjson.dumps(value)
+        except TypeError:  # orjson.JSONEncodeError
+            pass
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False).encode()
 
 
 _INF = float("inf")
+_SCALARS = (str, int, bool, type(None))
 
 
-def _finite(value: Any) -> bool:
-    """No float in the value is NaN or infinite."""
+def _plain(value: Any) -> bool:
+    """The value holds only dicts, lists, strings, integers, booleans, None and finite
+    floats (exactly these types, not subclasses)."""
     stack = [value]
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is list or kind is tuple:
+        if kind is list:
             for inner in item:
                 inner_kind = type(inner)
                 if inner_kind is float:
                     if inner != inner or inner == _INF or inner == -_INF:
                         return False
-                elif inner_kind is not str and inner_kind is not int and inner is not None \
-                        and inner_kind is not bool:
+                elif inner_kind not in _SCALARS:
                     stack.append(inner)
         elif kind is dict:
             stack.extend(item.values())
-        elif isinstance(item, float) and (item != item or item in (_INF, -_INF)):
+        elif kind is float:
+            if item != item or item in (_INF, -_INF):
+                return False
+        elif kind not in _SCALARS:
             return False
-        elif isinstance(item, list | tuple | dict):  # a subclass
-            stack.extend(item.values() if isinstance(item, dict) else item)
     return True
 
 
