@@ -307,8 +307,49 @@ class BuildCache:
 
 
 def _dumps(value: Any) -> bytes:
+    """Compact JSON; ValueError or TypeError when JSON cannot carry the value exactly.
+
+    orjson writes the same bytes as the standard encoder (compact, UTF-8) at a tenth of its
+    time, but writes NaN and infinities as null and also takes dates, enums and dataclasses:
+    a value holding anything but plain JSON types and finite floats goes to the standard
+    encoder, which decides as it always did, as does anything orjson refuses (integers past
+    64 bits, keys that are not strings, lone surrogates)."""
+    if _plain(value):
+        try:
+            return orjson.dumps(value)
+        except TypeError:  # orjson.JSONEncodeError
+            pass
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False).encode()
+
+
+_INF = float("inf")
+_SCALARS = (str, int, bool, type(None))
+
+
+def _plain(value: Any) -> bool:
+    """The value holds only dicts, lists, strings, integers, booleans, None and finite
+    floats (exactly these types, not subclasses)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is list:
+            for inner in item:
+                inner_kind = type(inner)
+                if inner_kind is float:
+                    if inner != inner or inner == _INF or inner == -_INF:
+                        return False
+                elif inner_kind not in _SCALARS:
+                    stack.append(inner)
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is float:
+            if item != item or item in (_INF, -_INF):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 def _exact(value: Any) -> bool:

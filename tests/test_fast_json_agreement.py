@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from epcore.documents import MAX_DEPTH, DocumentError, parse_document
-from epcore.fast_json import Unusual, depth, fast_json
+from epcore.fast_json import Unusual, depth, fast_json, members, shape
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [p.read_bytes() for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]
@@ -67,6 +67,14 @@ def reference(data: bytes, max_depth: int) -> tuple[Any, str]:
     if isinstance(document, dict | list) and not _shallow(document, max_depth):
         raise Unusual
     return document, text
+
+
+def walk_members(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(walk_members(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(walk_members(v) for v in value)
+    return 0
 
 
 def walk_depth(value: Any) -> int:
@@ -156,7 +164,7 @@ def test_500_seeded_mutations_agree_with_the_old_path_and_the_full_loader() -> N
     assert fast_count > 100 and unusual > 100  # both sides of the fast path were exercised
 
 
-def test_depth_read_from_the_text_equals_the_depth_of_the_document() -> None:
+def test_depth_and_members_read_from_the_text_equal_those_of_the_document() -> None:
     rng = random.Random(7)
     atoms = [1, -2.5, None, True, "", "[", "]]", "{", "}", '"', "\\", '\\"', "\\\\", '\\\\"',
              "é{", "日[", "a\\[b"]
@@ -174,6 +182,8 @@ def test_depth_read_from_the_text_equals_the_depth_of_the_document() -> None:
         for ensure_ascii in (True, False):
             data = json.dumps(document, ensure_ascii=ensure_ascii).encode("utf-8")
             assert depth(data) == walk_depth(document), data
+            assert shape(data) == (walk_depth(document), walk_members(document)), data
+            assert members(document) == walk_members(document), data
 
 
 def test_nesting_right_at_the_limit_is_left_to_the_full_loader() -> None:
@@ -188,3 +198,24 @@ def test_brackets_that_do_not_pair_up_are_an_error_not_an_endless_loop() -> None
     for text in (b"[}", b'{"a": [1}', b"]", b'"x" ]['):
         with pytest.raises(ValueError, match="unbalanced"):
             depth(text)
+
+
+def test_a_duplicate_key_is_unusual_wherever_it_hides() -> None:
+    for text in (b'{"a": 1, "a": 2}', b'[{"b": {"a": 1, "a": 1}}]', b'{"a\\"": 1, "a\\"": 2}',
+                 b'{"k": "x:y", "k": ":"}', b'{"\\\\": [], "\\\\": {}}',
+                 b'{"a": 1, "\\u0061": 2}'):
+        with pytest.raises(Unusual):
+            fast_json(text, MAX_DEPTH)
+    for text in (b'{"a": 1, "b": {"a": 2}}', b'{"a:b": ":", "c": "\\":"}'):
+        document, _ = fast_json(text, MAX_DEPTH)
+        assert document == json.loads(text)
+
+
+def test_a_number_that_overflows_to_infinity_is_unusual_even_beside_a_digest() -> None:
+    digest = '"sha256": "4e484c2e999e1000"'
+    for text in (b'{"a": 1e999}', b'{"a": [-1E400]}', b'{"a": 123456789012345678e300}',
+                 f'{{{digest}, "a": 1e999}}'.encode()):
+        with pytest.raises(Unusual):
+            fast_json(text, MAX_DEPTH)
+    document, _ = fast_json(f'{{{digest}, "a": 1e300}}'.encode(), MAX_DEPTH)
+    assert document["a"] == 1e300
