@@ -80,26 +80,38 @@ def rows(frame: pd.DataFrame) -> Rows:
     header = io.StringIO()
     csv.writer(header, lineterminator="\n").writerow(columns)
     json_pieces: Pieces = ["{"]
-    csv_pieces: Pieces = []
+    cells: Pieces = []
     for i, name in enumerate(columns):
         token, cell = _column(frame.iloc[:, i], name)
         json_pieces += ["," if i else "", orjson.dumps(name).decode(), ":", *token]
-        csv_pieces += ["," if i else "", *cell]
-    return Rows(_lines([*json_pieces, "},"], len(frame)),
-                _lines([*csv_pieces, "\n"], len(frame)), header.getvalue().encode())
+        cells += cell
+    return Rows(_lines([*json_pieces, "},"], len(frame)), _csv_lines(cells, len(frame)),
+                header.getvalue().encode())
 
 
-def _lines(pieces: Pieces, length: int) -> Lines:
-    """One text a row: the pieces (constants and columns) end to end, in one join."""
+def _lines(pieces: Pieces, length: int, between: str = "") -> Lines:
+    """One text a row: the pieces (constants and columns) end to end with `between` from one
+    to the next, in one join. Adjacent constants are merged first: the join costs about the
+    same for each piece of each row, constant or column, and nothing for `between`."""
     merged: Pieces = []
     for piece in pieces:
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += piece
+            merged[-1] += between + piece
         else:
             merged.append(piece)
     if all(isinstance(p, str) for p in merged):
-        return Lines.of(pa.array(["".join(merged)] * length, type=pa.string()))
-    return Lines.of(pc.binary_join_element_wise(*merged, ""))
+        return Lines.of(pa.array([between.join(merged)] * length, type=pa.string()))
+    return Lines.of(pc.binary_join_element_wise(*merged, between))
+
+
+def _csv_lines(cells: Pieces, length: int) -> Lines:
+    """CSV lines: one cell a column, joined by the join's separator "," (half the pieces of
+    joining the commas as constants), the line break folded into the last cell."""
+    if not cells:
+        return _lines(["\n"], length)
+    last = cells[-1]
+    end = last + "\n" if isinstance(last, str) else pc.binary_join_element_wise(last, "\n", "")
+    return _lines([*cells[:-1], end], length, between=",")
 
 
 # --- one column: its JSON and its CSV --------------------------------------------------------
@@ -110,8 +122,10 @@ def _column(series: pd.Series, name: str) -> tuple[Pieces, Pieces]:
         return ([_split(orjson.dumps(series.to_numpy(), option=_JSON))],
                 [pc.if_else(pa.array(series.to_numpy()), "True", "False")])
     if numpy and series.dtype.kind in "fiu":  # orjson formats numbers (NaN, inf: null)
-        tokens = _split(orjson.dumps(series.to_numpy(), option=_JSON))
-        return [tokens], [_empty_for_null(tokens) if series.dtype.kind == "f" else tokens]
+        numbers = series.to_numpy()
+        tokens = _split(orjson.dumps(numbers, option=_JSON))
+        finite = series.dtype.kind != "f" or bool(np.isfinite(numbers).all())
+        return [tokens], [tokens if finite else _empty_for_null(tokens)]  # (no null to empty)
     values = series.to_numpy() if series.dtype == object else None
     try:
         array = pa.array(values, from_pandas=True) if values is not None else _arrow(series)
