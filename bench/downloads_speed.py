@@ -1,17 +1,21 @@
 """CPU of writing the public downloads (`generator.downloads.write_tables`), before and after
-the formats moved to orjson and Arrow, side by side in one process on the same tables.
+a change, side by side in one process on the same tables.
 
     PYTHONPATH=$PWD python bench/downloads_speed.py [--results /tmp/scale10/results]
+        [--before REF] [--times N] [--target RATIO]
 
-Builds the tables once (the build cache in `--cache`), then writes every part with the
-writer of commit `BEFORE` (its `downloads.py` and `plain_json.py` loaded from git into
-modules of their own) and with the current one, each into its own folder, `--reps` times in
-alternation, into empty folders and again over the files just written (creating a file costs
-about 0.2 ms of system CPU here, the same for both writers); prints the CPU seconds
-(time.process_time: user + system of this process) of each, the ratios (target: at least 4)
-and the load average, then checks that both folders
-read back to the same values: every JSON table row for row (`read_table`), and every CSV
-cell as text, as the same number, the same boolean or the same JSON value.
+Builds the tables once (the build cache in `--cache`; `--times N` repeats every dated table's
+rows N times in memory, the shape of N times the results), then writes every part with the
+writer of commit `--before` (default `BEFORE`, the writer before orjson and Arrow; its
+`downloads.py` with the `plain_json.py` or `download_formats.py` it imports, loaded from git
+into modules of their own) and with the current one, each into its own folder, `--reps`
+times in alternation, into empty folders and again over the files just written (creating a
+file costs about 0.2 ms of system CPU here, the same for both writers); prints the CPU
+seconds (user + system of this process) of each, the ratios (exit 1 under `--target`, 4 by
+default) and the load average, then checks that both folders read back to the same values:
+every JSON table row for row (`read_table`), and every CSV cell as text, as the same number,
+the same boolean or the same JSON value; and counts the files byte for byte the same (a
+`--before` writer of the same formats must match every file).
 """
 
 from __future__ import annotations
@@ -36,18 +40,25 @@ WHERE = {True: "into empty folders", False: "over the last files"}
 TABLES = ("runs", "points", "agentic", "history", "endpoints")
 
 
-def old_writer() -> types.ModuleType:
-    """`generator.downloads` as of `BEFORE`, with the `plain_json` of that commit."""
+def old_writer(ref: str = BEFORE) -> types.ModuleType:
+    """`generator.downloads` as of commit `ref`, with the `plain_json` or `download_formats`
+    of that commit."""
     def source(path: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), "show", f"{BEFORE}:{path}"],
+        return subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
                               check=True, capture_output=True, text=True).stdout
 
-    plain = types.ModuleType("old_plain_json")
-    exec(compile(source("generator/plain_json.py"), "old_plain_json.py", "exec"),
-         plain.__dict__)
-    sys.modules["old_plain_json"] = plain
-    text = source("generator/downloads.py").replace(
-        "from generator.plain_json import plain_rows", "from old_plain_json import plain_rows")
+    text = source("generator/downloads.py")
+    for name, line, alias in (
+            ("plain_json", "from generator.plain_json import plain_rows",
+             "from old_plain_json import plain_rows"),
+            ("download_formats", "from generator import download_formats",
+             "import old_download_formats as download_formats")):
+        if line in text:
+            helper = types.ModuleType(f"old_{name}")
+            sys.modules[helper.__name__] = helper
+            exec(compile(source(f"generator/{name}.py"), f"old_{name}.py", "exec"),
+                 helper.__dict__)
+            text = text.replace(line, alias)
     module = types.ModuleType("old_downloads")
     sys.modules["old_downloads"] = module
     exec(compile(text, "old_downloads.py", "exec"), module.__dict__)
@@ -115,10 +126,27 @@ def compare(downloads: Any, old: Path, new: Path) -> list[str]:
         if bad:
             problems.append(f"{name}: {len(bad)} CSV cells differ, e.g. {bad[:3]}")
         print(f"  {name}: {len(rows_new)} rows, {len(csv_new)} CSV rows checked")
-    csv_files = sorted(p.relative_to(old) for p in old.rglob("*.csv"))
-    same = sum((old / p).read_bytes() == (new / p).read_bytes() for p in csv_files)
-    print(f"  CSV files byte for byte the same as before: {same} of {len(csv_files)}")
+    for kind in ("*.csv", "*"):
+        files = sorted(p.relative_to(old) for p in old.rglob(kind) if p.is_file())
+        same = sum((new / p).is_file() and (old / p).read_bytes() == (new / p).read_bytes()
+                   for p in files)
+        extra = sum(1 for p in new.rglob(kind) if p.is_file()) - len(files)
+        print(f"  {'CSV files' if kind != '*' else 'all files'} byte for byte the same as "
+              f"before: {same} of {len(files)}" + (f" ({extra} more files now)" if extra else ""))
     return problems
+
+
+class Repeated:
+    """The tables with every dated table's rows `times` times over (the endpoints and the
+    result sha256s as they are)."""
+
+    def __init__(self, tables: Any, times: int) -> None:
+        import pandas as pd
+        for name in TABLES:
+            frame = getattr(tables, name)
+            setattr(self, name, frame if name == "endpoints" or times == 1
+                    else pd.concat([frame] * times, ignore_index=True))
+        self.sources = getattr(tables, "sources", {})
 
 
 def size(folder: Path) -> int:
@@ -131,16 +159,19 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/dl/cache"))
     parser.add_argument("--out", type=Path, default=Path("/tmp/dl/out"))
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--before", default=BEFORE, help="git commit of the writer before")
+    parser.add_argument("--times", type=int, default=1, help="repeat every dated table's rows")
+    parser.add_argument("--target", type=float, default=4.0, help="least CPU ratio to pass")
     args = parser.parse_args()
 
     from generator import downloads
     from generator.cached_checks import cached_tables
 
     start = time.perf_counter()
-    tables = cached_tables(args.results, ROOT, args.cache)
+    tables = Repeated(cached_tables(args.results, ROOT, args.cache), args.times)
     print(f"tables: {time.perf_counter() - start:.1f} s wall; rows: " + ", ".join(
         f"{n} {len(getattr(tables, n))}" for n in TABLES))
-    old = old_writer()
+    old = old_writer(args.before)
     runs: dict[tuple[str, bool], list[tuple[float, float]]] = {}
     for rep in range(args.reps):
         for fresh in (True, False):
@@ -158,16 +189,16 @@ def main() -> int:
         user = min(t[0] for t in runs["before", fresh]) / min(t[0] for t in runs["after", fresh])
         ratios.append(b / a)
         print(f"write_tables, every part, {WHERE[fresh]}, best of {args.reps}: before {b:.2f} s"
-              f" CPU, after {a:.2f} s CPU: {b / a:.1f}x less CPU (target 4x); user CPU alone "
-              f"{user:.1f}x less")
+              f" CPU, after {a:.2f} s CPU: {b / a:.2f}x less CPU (target {args.target}x); user CPU "
+              f"alone {user:.2f}x less")
     print(f"bytes written: before {size(args.out / 'before') / 1e6:.0f} MB, "
           f"after {size(args.out / 'after') / 1e6:.0f} MB")
     print("load average: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     problems = compare(downloads, args.out / "before", args.out / "after")
-    for line in problems:
-        print("DIFFERENT: " + line)
+    for problem in problems:
+        print("DIFFERENT: " + problem)
     print("read back: " + ("the same values" if not problems else "DIFFERENT"))
-    return 1 if problems or min(ratios) < 4 else 0
+    return 1 if problems or min(ratios) < args.target else 0
 
 
 if __name__ == "__main__":
