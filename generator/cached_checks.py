@@ -55,6 +55,7 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     file's sha256."""
     if not results_dir.is_dir():
         return build_tables(results_dir, project)
+    row_store.prefer_system_allocator()
     wait_saved()  # an earlier build's cache writer, if it is still going
     with collector_paused():
         return _cached_tables(results_dir, project, cache_dir)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from epcore.documents import DocumentError, load_document
+from epcore.paths import data_dir
 from epcore.pricing import MTOK, card_on, hourly_cost_usd, is_hourly, is_per_token, request_cost_usd
 from epcore.schema import check_schema, kind_of
 
@@ -214,9 +215,11 @@ def agentic_cost(card: Card, result: Mapping[str, Any], pinned: bool = True) -> 
 
 
 def todays_card(project: Path, endpoint_id: str) -> Card | None:
-    """The price card in the current endpoints/<id>.yaml, if that file exists and is valid."""
+    """The price card in the current endpoints/<id>.yaml (the project's endpoints folder,
+    else the shipped one, as `epbench run` finds it), if that file exists and is valid."""
+    folder = data_dir("endpoints", project)
     for suffix in (".yaml", ".yml", ".json"):
-        path = project / "endpoints" / f"{endpoint_id}{suffix}"
+        path = folder / f"{endpoint_id}{suffix}"
         if not path.is_file():
             continue
         try:

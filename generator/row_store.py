@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,17 @@ log = logging.getLogger(__name__)
 NAMES = ("runs", "points", "agentic")
 SOURCE = "_file"
 """The column naming the result file (relative to results/) a row came from."""
+
+
+def prefer_system_allocator() -> None:
+    """Arrow allocates with the C library's malloc from now on in this process, unless the
+    user chose an allocator (ARROW_DEFAULT_MEMORY_POOL).
+
+    Arrow's default, mimalloc, took 1.5 s for the first `assemble` of 100,000 results' rows
+    against 0.6 s with malloc (later calls 0.4 s against 0.45 s): a build assembles once, so
+    the first call is the one that counts. Buffers already allocated stay with their pool."""
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        pa.set_memory_pool(pa.system_memory_pool())
 
 
 def _mac(key: bytes, data: bytes) -> str:

@@ -21,6 +21,7 @@ import pandas as pd
 from epcore import evidence
 from epcore.documents import DocumentError, load_document
 from epcore.metrics.pareto import frontier
+from epcore.paths import data_dir
 from epcore.pricing import card_on
 from epcore.rankable import rankability
 from epcore.schema import check_schema, kind_of
@@ -432,7 +433,7 @@ def price_known(result: dict[str, Any]) -> bool:
 
 def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    folder = project / "endpoints"
+    folder = data_dir("endpoints", project)  # the project's, else the shipped ones
     if not folder.is_dir():
         return rows
     for path in sorted(folder.iterdir()):

@@ -214,6 +214,17 @@ def test_an_empty_results_folder_gives_empty_tables_with_every_column(tmp_path: 
     _ = AGENTIC
 
 
+def test_a_folder_without_endpoint_files_lists_the_shipped_endpoints_as_run_finds_them(
+        tmp_path: Path) -> None:
+    # `epbench demo` in an empty folder runs the shipped emulator endpoints: the Cost page
+    # must show their price cards, not "No endpoint files"
+    (tmp_path / "results").mkdir()
+    endpoints = build_tables(tmp_path / "results", tmp_path).endpoints
+    assert {"emulator", "emulator-messages", "emulator-responses"} <= set(endpoints["endpoint_id"])
+    (tmp_path / "endpoints").mkdir()  # a project's own folder wins, even when it is empty
+    assert build_tables(tmp_path / "results", tmp_path).endpoints.empty
+
+
 def test_result_paths_are_what_path_relative_to_gives(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from generator.tables import _Builder, _result_path_slow
