@@ -3,7 +3,7 @@ Rekor-like transparency log key, and bundles signed the way GitHub's artifact at
 
     from tests.sigstore_fixture import make_signed_result, SUBMITTER
 
-    bundle, trust, policy = make_signed_result(result_bytes, journal_bytes, stem="2026-...-ab12cd34")
+    bundle, trust, policy = make_signed_result(result_bytes, journal_bytes, stem="<stem>")
     verify_result_bundle(bundle, {"<stem>.json": sha, "<stem>.events.jsonl.gz": sha},
                          policy=policy, trust=trust)      # -> Provenance(ATTESTED, ...)
 
@@ -28,7 +28,7 @@ import json
 import struct
 import tempfile
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,7 @@ def _name(common: str) -> x509.Name:
                       x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
 
-EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def _ca(common: str, key: ec.EllipticCurvePrivateKey, issuer: tuple[x509.Name,
@@ -305,7 +305,7 @@ class LocalSigstore:
              signed_at: datetime | None = None, knobs: Knobs | None = None) -> bytes:
         """A Sigstore bundle (v0.3 JSON) over the sha256 of each named file's bytes."""
         knobs = knobs or Knobs()
-        signed_at = (signed_at or datetime.now(timezone.utc) - timedelta(hours=1)).replace(
+        signed_at = (signed_at or datetime.now(UTC) - timedelta(hours=1)).replace(
             microsecond=0)
         key = _new_key()
         cert = self.leaf(identity, key, signed_at, knobs)
@@ -323,10 +323,12 @@ class LocalSigstore:
         signature = _sign(key, knobs.signature_over if knobs.signature_over is not None
                           else pae)
         pem = cert.public_bytes(serialization.Encoding.PEM)
+        envelope = {"payload": _b64(payload), "payloadType": INTOTO_PAYLOAD,
+                    "signatures": [{"sig": _b64(signature), "keyid": ""}]}
         body = rfc8785.dumps({
             "apiVersion": "0.0.1", "kind": "dsse",
             "spec": {"envelopeHash": {"algorithm": "sha256", "value": hashlib.sha256(
-                         payload).hexdigest()},
+                         json.dumps(envelope).encode()).hexdigest()},
                      "payloadHash": {"algorithm": "sha256",
                                      "value": hashlib.sha256(payload).hexdigest()},
                      "signatures": [{"signature": _b64(signature), "verifier": _b64(pem)}]},
@@ -339,8 +341,7 @@ class LocalSigstore:
                 "tlogEntries": [] if knobs.no_log_entry else [entries],
                 "timestampVerificationData": {},
             },
-            "dsseEnvelope": {"payload": _b64(payload), "payloadType": INTOTO_PAYLOAD,
-                             "signatures": [{"sig": _b64(signature), "keyid": ""}]},
+            "dsseEnvelope": envelope,
         }
         return json.dumps(bundle, indent=2).encode()
 
@@ -360,7 +361,8 @@ class LocalSigstore:
             "body": _b64(body), "integratedTime": when, "logID": log_id.hex(),
             "logIndex": index}))
         note = f"rekor.invalid - 1234567890\n{len(leaves)}\n{_b64(root)}\n"
-        checkpoint = f"{note}\n\u2014 rekor.invalid {_b64(log_id[:4] + _sign(log_key, note.encode()))}\n"
+        signature = _b64(log_id[:4] + _sign(log_key, note.encode()))
+        checkpoint = f"{note}\n\u2014 rekor.invalid {signature}\n"
         return {
             "logIndex": str(index), "logId": {"keyId": _b64(log_id)},
             "kindVersion": {"kind": "dsse", "version": "0.0.1"},

@@ -41,7 +41,7 @@ _SEGMENT = r"[A-Za-z0-9._-]+"
 _SAFE = re.compile(r"[A-Za-z0-9._/@*:-]{1,300}")
 
 
-class Refused(Exception):  # noqa: N818 (a verdict, not an error: it carries the reason line)
+class Refused(Exception):
     """An attestation that does not earn a tier; `reason` is the one line shown for it."""
 
     def __init__(self, reason: str) -> None:
@@ -165,7 +165,7 @@ def _extension(cert: x509.Certificate, number: int, name: str) -> str:
     except x509.ExtensionNotFound:
         raise Refused(f"the signing certificate has no {name} (a GitHub Actions "
                       "certificate carries it)") from None
-    except Exception:  # noqa: BLE001 (any malformed encoding is the same refusal)
+    except Exception:  # any malformed encoding is the same refusal
         raise Refused(f"the signing certificate's {name} is malformed") from None
     if not isinstance(text, str):
         raise Refused(f"the signing certificate's {name} is malformed")
@@ -183,7 +183,7 @@ def claims_of(cert: x509.Certificate) -> Claims:
     try:
         names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
         uris = names.get_values_for_type(x509.UniformResourceIdentifier)
-    except Exception:  # noqa: BLE001
+    except Exception:  # a SAN the library cannot read
         raise Refused("the signing certificate names no workflow (no SAN URI)") from None
     if len(uris) != 1:
         raise Refused(f"the signing certificate names {len(uris)} URIs, not one workflow")

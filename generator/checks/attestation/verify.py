@@ -21,7 +21,7 @@ hold, is a `self_reported` Provenance with one line saying why.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
@@ -89,7 +89,7 @@ def check_bundle(bundle: bytes, subjects: dict[str, str], *, policy: Attestation
     try:  # plain JSON first (no duplicate keys, bounded depth), then Sigstore's model
         parse_document(bundle, "bundle.json", MAX_BUNDLE_BYTES)
         parsed = Bundle.from_json(bundle)
-    except Exception as exc:  # noqa: BLE001 (hostile bytes: any failure is one refusal)
+    except Exception as exc:  # hostile bytes: any failure is one refusal
         raise Refused(f"the attestation bundle is malformed: {_detail(exc)}") from None
     _check_signing_time(parsed)
     accepted: list[Signer] = []
@@ -98,7 +98,7 @@ def check_bundle(bundle: bytes, subjects: dict[str, str], *, policy: Attestation
             parsed, _IdentityCheck(policy, accepted))
     except Refused:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # the library raises more than VerificationError
         raise Refused(_failed(exc)) from None
     if len(accepted) != 1:  # the library checked the identity exactly once, or not at all
         raise Refused("the attestation's signer identity was not checked")
@@ -124,11 +124,11 @@ def _check_signing_time(bundle: Bundle) -> None:
     """The log's time of the entry lies within the certificate's validity (the library also
     checks it, after this; here it gets its own one-line reason)."""
     cert = bundle.signing_certificate
-    when = bundle.log_entry._inner.integrated_time  # noqa: SLF001 (no public accessor)
+    when = bundle.log_entry._inner.integrated_time  # no public accessor
     if not when:
         return  # no log time (a timestamp authority's instead): the library decides
     try:
-        signed = datetime.fromtimestamp(int(when), tz=timezone.utc)
+        signed = datetime.fromtimestamp(int(when), tz=UTC)
     except (OverflowError, OSError, ValueError):
         raise Refused("the transparency log entry's time is out of range") from None
     start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
@@ -202,5 +202,7 @@ def _plain(text: str) -> str:
 
 def _detail(exc: BaseException) -> str:
     """An exception's message as a short single line (library messages can be long)."""
-    text = " ".join(_plain(str(exc)).split()) or type(exc).__name__
+    text = re.sub(r"\s*\[type=[^\]]*\]|\s*For further information visit \S+", "",
+                  _plain(str(exc)))  # pydantic's hints are for programmers
+    text = " ".join(text.split()) or type(exc).__name__
     return text if len(text) <= 160 else text[:159] + "…"
