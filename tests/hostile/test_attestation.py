@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from epcore.provenance import ATTESTED, ATTESTED_BY_SUBMITTER, SELF_REPORTED, Provenance
-from generator.checks.attestation import public_good_trust, verify_result_bundle
+from generator.checks.attestation import check_bundle, public_good_trust, verify_result_bundle
 from tests.sigstore_fixture import (
     PROJECT,
     SCHEDULED,
@@ -69,6 +69,16 @@ def test_the_reusable_workflow_at_a_release_tag_in_a_providers_repository_is_att
     assert provenance.signer == (f"{PROJECT}/.github/workflows/epbench-run.yml@refs/tags/v1.4.0"
                                  " in acme-ai/llm-bench")
     assert provenance.reason == f"signed by {provenance.signer}"
+
+
+def test_the_accepted_signer_carries_the_certificates_claims() -> None:
+    bundle, trust, policy = make_signed_result(RESULT, JOURNAL, SUBMITTER, stem=STEM)
+    signer = check_bundle(bundle, subjects(), policy=policy, trust=trust)
+    assert (signer.tier, signer.claims.repository, signer.claims.ref, signer.claims.trigger,
+            signer.claims.runner) == (ATTESTED_BY_SUBMITTER, "acme-ai/llm-bench",
+                                      "refs/heads/main", "workflow_dispatch", "github-hosted")
+    assert signer.claims.config == "acme-ai/llm-bench/.github/workflows/benchmark.yml@" \
+        "refs/heads/main"
 
 
 def test_a_changed_byte_of_the_result_is_refused() -> None:

@@ -81,6 +81,7 @@ class Claims:
     ref: str  # the caller's ref
     trigger: str  # the event that started the run
     config: str  # owner/repo/path@ref of the run's top-level workflow
+    runner: str  # github-hosted or self-hosted ("unknown" when the certificate omits it)
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,15 @@ def claims_of(cert: x509.Certificate) -> Claims:
         ref=_extension(cert, 14, "source repository ref"),
         trigger=_extension(cert, 20, "build trigger"),
         config=_github_path(_extension(cert, 18, "build config URI"), "build config URI"),
+        runner=_optional(cert, 11, "runner environment"),
     )
+
+
+def _optional(cert: x509.Certificate, number: int, name: str) -> str:
+    try:
+        return shown(_extension(cert, number, name))
+    except Refused:
+        return "unknown"
 
 
 def judge(policy: AttestationPolicy, claims: Claims) -> Signer:
