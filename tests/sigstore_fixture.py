@@ -400,5 +400,29 @@ def make_signed_result(result_bytes: bytes, journal_bytes: bytes,
     return bundle, sigstore.trust(), load_policy(POLICY_FILE)
 
 
+def sign_beside(result: Path, identity: Identity = SCHEDULED, *, relative_to: Path | None = None,
+                knobs: Knobs | None = None) -> Path:
+    """Sign a result file and its journal on disk (named by their path from `relative_to`, as
+    the workflows name them, else by file name) and write `<stem>.sigstore.json` beside
+    them; returns the bundle's path. Verify with `local_sigstore().trust()`, or point a
+    verifier at a file `write_trusted_root` writes."""
+    journal = result.with_name(result.name.removesuffix(".json") + ".events.jsonl.gz")
+    files = {}
+    for path in (result, journal):
+        name = path.relative_to(relative_to).as_posix() if relative_to else path.name
+        files[name] = path.read_bytes()
+    bundle = result.with_name(result.name.removesuffix(".json") + ".sigstore.json")
+    bundle.write_bytes(local_sigstore().sign(files, identity, knobs=knobs))
+    return bundle
+
+
+def write_trusted_root(path: Path) -> Path:
+    """The local instance's trusted_root.json (Sigstore's format) at `path`."""
+    path.write_text(json.dumps(local_sigstore().trusted_root_json(), indent=1),
+                    encoding="utf-8")
+    return path
+
+
 __all__ = ["SCHEDULED", "SUBMITTER", "Identity", "Knobs", "LocalSigstore", "local_sigstore",
-           "make_signed_result", "replace", "result_names"]
+           "make_signed_result", "replace", "result_names", "sign_beside",
+           "write_trusted_root"]

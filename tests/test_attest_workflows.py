@@ -238,6 +238,23 @@ def test_the_placed_bundle_verifies_as_the_attested_tier(checkout: Path, tmp_pat
 
 @pytest.mark.parametrize("name", ["../../etc/passwd", "results/../../etc/passwd",
                                   "results/a/.hidden.json", "/results/a.json"])
+def test_a_result_signed_beside_itself_verifies_from_a_trusted_root_file(
+    checkout: Path, tmp_path: Path,
+) -> None:
+    from sigstore.models import TrustedRoot
+
+    from tests.sigstore_fixture import sign_beside, write_trusted_root
+    result = checkout / "results/epbench/acme/2026-12-01-chat-short-ab12cd34.json"
+    journal = result.with_name(result.stem + ".events.jsonl.gz")
+    bundle = sign_beside(result, relative_to=checkout)
+    trust = TrustedRoot.from_file(str(write_trusted_root(tmp_path / "trusted_root.json")))
+    given = {p.relative_to(checkout).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in (result, journal)}
+    provenance = verify_result_bundle(bundle.read_bytes(), given,
+                                      policy=load_policy(POLICY_FILE), trust=trust)
+    assert provenance.tier == ATTESTED, provenance.reason
+
+
 def test_place_refuses_a_checksums_line_outside_results(checkout: Path, tmp_path: Path,
                                                         name: str) -> None:
     (checkout / "sums.txt").write_text(f"{'0' * 64}  {name}\n")

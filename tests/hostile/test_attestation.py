@@ -99,6 +99,20 @@ def test_a_bundle_that_does_not_name_the_journal_is_refused() -> None:
     assert reason == f"the attestation does not cover {STEM}.events.jsonl.gz"
 
 
+def test_a_path_from_the_repository_root_binds_the_folder_as_well() -> None:
+    bundle, trust, policy = make_signed_result(RESULT, JOURNAL, stem="results/epbench/e/" + STEM)
+    digest = hashlib.sha256(RESULT).hexdigest()
+    journal = hashlib.sha256(JOURNAL).hexdigest()
+    here = {f"results/epbench/e/{STEM}.json": digest,
+            f"results/epbench/e/{STEM}.events.jsonl.gz": journal}
+    assert verify_result_bundle(bundle, here, policy=policy, trust=trust).tier == ATTESTED
+    moved = {f"results/mallory/e/{STEM}.json": digest,
+             f"results/mallory/e/{STEM}.events.jsonl.gz": journal}
+    reason = refused(verify_result_bundle(bundle, moved, policy=policy, trust=trust))
+    assert reason == f"the attestation does not cover results/mallory/e/{STEM}.events.jsonl.gz"
+    assert verify_result_bundle(bundle, subjects(), policy=policy, trust=trust).attested
+
+
 def test_another_workflow_path_of_the_project_is_refused() -> None:
     reason = refused(verdict(replace(SCHEDULED,
                                      workflow=f"{PROJECT}/.github/workflows/ci.yml")))

@@ -24,7 +24,6 @@ import re
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
@@ -151,17 +150,21 @@ def _check_statement(payload: bytes, subjects: dict[str, str]) -> None:
     listed = statement.get("subject")
     if not isinstance(listed, list) or not 0 < len(listed) <= MAX_SUBJECTS:
         raise Refused(f"the attested statement lists no subjects (or more than {MAX_SUBJECTS})")
-    signed: dict[str, set[str]] = {}
-    for item in listed:
-        name, digest = _subject(item)
-        signed.setdefault(PurePosixPath(name).name, set()).add(digest)
+    signed = [_subject(item) for item in listed]
     for name, digest in sorted(subjects.items()):
-        digests = signed.get(PurePosixPath(name).name)
-        if digests is None:
+        digests = {d for n, d in signed if _same_file(name, n)}
+        if not digests:
             raise Refused(f"the attestation does not cover {_plain(name)[:120]}")
         if digest not in digests:
             raise Refused(f"{_plain(name)[:120]} has changed since it was signed (sha256 "
                           f"{digest[:12]}…, signed {sorted(digests)[0][:12]}…)")
+
+
+def _same_file(given: str, signed: str) -> bool:
+    """Whether a statement's subject name is the file `given` names: equal, or one a path
+    ending in the other (`results/a/b/x.json` and `x.json`). Give the path from the
+    repository root (`results/...`) to bind where the file sits as well as its bytes."""
+    return given == signed or signed.endswith("/" + given) or given.endswith("/" + signed)
 
 
 def _subject(item: Any) -> tuple[str, str]:
