@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 
@@ -104,6 +105,32 @@ CASES: dict[str, Case] = {
 }
 
 
+def deltas(count: int, size: int) -> Case:
+    """`count` text deltas in one SSE stream, each event `size` bytes before its blank line,
+    then [DONE]: what an endpoint sends to fill the runner's memory while staying under every
+    cap. Served at `/deltas-<count>-<size>/v1/...`."""
+    head = b'data: {"choices":[{"index":0,"delta":{"content":"'
+    tail = b'"}}]}'
+    event = head + b"x" * (size - len(head) - len(tail)) + tail + b"\n\n"
+    chunk = _chunk(event)
+
+    async def case(w: Writer) -> None:
+        w.write(SSE_HEAD)
+        for _ in range(count):
+            w.write(chunk)
+            await w.drain()
+        w.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+        await w.drain()
+
+    return case
+
+
+def _case(name: str) -> Case | None:
+    """A fixed case by name, or a `deltas-<count>-<size>` one."""
+    match = re.fullmatch(r"deltas-(\d+)-(\d+)", name)
+    return deltas(int(match[1]), int(match[2])) if match else CASES.get(name)
+
+
 async def _handle(reader: asyncio.StreamReader, writer: Writer) -> None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
@@ -113,7 +140,7 @@ async def _handle(reader: asyncio.StreamReader, writer: Writer) -> None:
                 length = int(line.split(b":")[1])
         await reader.readexactly(length)
         path = head.split(b" ")[1].decode()
-        case = CASES.get(path.strip("/").split("/")[0])
+        case = _case(path.strip("/").split("/")[0])
         if case is None:
             writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
             await writer.drain()
