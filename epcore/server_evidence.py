@@ -3,8 +3,8 @@
 A journal is the client's account of a run; these fields are the provider's, so an auditor
 can match each request with the provider's own logs (billing, request logs, rate-limit
 dashboards). The runner writes them (runner/client.py), the validator checks their shape
-(generator/checks/evidence.py) and a run page shows its first request's; all three use this
-module.
+(generator/checks/evidence.py) and a run page shows its first request's (`first_answer`); all
+three use this module.
 
     response_id     chat `id`, Responses `response.id`, Anthropic `message.id` (or the
                     top-level `id` of a non-streamed body); null when the server sent none
@@ -22,14 +22,19 @@ server sent.
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from epcore.credentials import has_key_shape, looks_like_secret
 from epcore.journal_lines import SERVER_FIELDS
 
 MAX_VALUE = 128
+MAX_LINE_CHARS = 1024 * 1024  # a first request line is a few KB; a longer one is not read on
 _PRINTABLE = re.compile(r"[ -~]+")
 _ID_SHAPE = re.compile(r"[!-~]+")  # no spaces in an id
 
@@ -128,4 +133,39 @@ def line_problem(record: Mapping[str, Any]) -> str | None:
                 return f"server_headers holds {name[:40]!r}, which is not on the allow-list"
             if not isinstance(value, str) or clean_value(name, value) != value:
                 return f"server_headers[{name!r}] is not a value the runner keeps"
+    return None
+
+
+@dataclass(frozen=True)
+class FirstAnswer:
+    """What the server said about a journal's first request: for its run page."""
+
+    request_id: str
+    response_id: str | None
+    headers: tuple[tuple[str, str], ...]
+
+
+def first_answer(journal: Path, max_lines: int = 16) -> FirstAnswer | None:
+    """The server's side of the first request line of a gzipped journal, or None (no such
+    line in its first `max_lines`, or one whose fields are not what the runner keeps).
+
+    Reads a few capped lines, never the whole journal: a page needs one request."""
+    try:
+        with gzip.open(journal, "rt", encoding="utf-8") as lines:
+            for _ in range(max_lines):
+                line = lines.readline(MAX_LINE_CHARS)
+                if not line:
+                    return None
+                record = json.loads(line)
+                if not isinstance(record, dict) or record.get("type", "request") != "request":
+                    continue
+                if line_problem(record) is not None or not isinstance(
+                    record.get("request_id"), str
+                ):
+                    return None
+                headers = record.get("server_headers") or {}
+                return FirstAnswer(record["request_id"][:MAX_VALUE], record.get("response_id"),
+                                   tuple(sorted(headers.items())))
+    except (OSError, EOFError, ValueError):
+        return None
     return None

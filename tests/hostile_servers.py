@@ -93,6 +93,33 @@ async def close_mid_chunk(w: Writer) -> None:
     w.close()
 
 
+# An API-key-shaped value in an allow-listed header, a cookie, a credential header, the
+# server's own ids and limits, and a value a page must escape (tests/hostile/
+# test_server_evidence.py).
+LEAKED_KEY = "sk-proj-" + "Zq7xW2mN9pLk4TfR8vYb3HcJ6dGs1EaU"
+LEAKY_HEADERS = (
+    b"x-request-id: " + LEAKED_KEY.encode() + b"\r\n"
+    b"set-cookie: __session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWhlcmU; "
+    b"HttpOnly\r\n"
+    b"authorization: Bearer " + LEAKED_KEY.encode() + b"\r\n"
+    b"request-id: req_011CSHoEeqs5C35K2UUqR7Fy\r\n"
+    b"openai-processing-ms: 42\r\n"
+    b"x-ratelimit-remaining-tokens: 9000\r\n"
+    b"x-ratelimit-reset-requests: <b>6m0s</b>\r\n"
+    b"date: Tue, 01 Dec 2026 21:41:39 GMT\r\n"
+)
+
+
+async def leaky_headers(w: Writer) -> None:
+    head = b'data: {"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","choices":[{"index":0,'
+    w.write(
+        SSE_HEAD.replace(b"\r\n\r\n", b"\r\n" + LEAKY_HEADERS + b"\r\n")
+        + _chunk(head + b'"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n')
+        + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+    )
+    await w.drain()
+
+
 CASES: dict[str, Case] = {
     "endless-stream": endless_stream,
     "one-event-per-second": one_event_per_second,
@@ -102,6 +129,7 @@ CASES: dict[str, Case] = {
     "html-200": html_200,
     "status-999": status_999,
     "close-mid-chunk": close_mid_chunk,
+    "leaky-headers": leaky_headers,
 }
 
 
