@@ -10,9 +10,9 @@ content-bearing events. Payloads wait in a small batch (at most `BATCH` events a
 (`"[" + ",".join(batch) + "]"`): one call per event costs more than its parse, and a batch
 bounds memory whatever the stream's length or its events' size (a 4 MiB delta is parsed as it
 arrives, not held until 255 more came). A serving run keeps no text: after the fold, only
-stamps, gaps and counts remain. An agentic run
-asks to keep the parsed events (`keep_chunks`) to assemble its message; those are capped at
-`max_message_bytes` of payload.
+stamps, gaps and counts remain. An agentic run asks to keep the parsed events (`keep_chunks`)
+to assemble its message; those are capped at `max_message_bytes` of payload. What the fold
+holds between reads counts against the client's byte budget (runner/bounds.py `ByteBudget`).
 
 A content-bearing event is a choice whose `delta` has non-empty `content`,
 `reasoning_content` or `reasoning`, or any `tool_calls`; role-only chunks, empty chunks and a
