@@ -10,6 +10,11 @@ REQUEST_FIELDS: dict[str, type | tuple[type, ...]] = {
     "request_id": str, "point": str, "seq": int, "class": str, "t_send_ns": int, "t_done_ns": int,
 }
 TRIAL_FIELDS: dict[str, type | tuple[type, ...]] = {"task": str, "trial": int, "result": str}
+# What the server said (its answer's id, allow-listed headers): optional on request lines, as
+# journals written before them have neither; their shape is epcore.server_evidence.line_problem.
+SERVER_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "response_id": (str, type(None)), "server_headers": (dict, type(None)),
+}
 
 
 def complete_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:

@@ -297,6 +297,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "resumes": doc.get("resumes") or [],
         "journal": row.get("journal_path"),
         "evidence": doc.get("evidence"),
+        "first_answer": None,  # the server's side of the first request (generator.run_pages)
         "imported": (doc.get("source") or {}).get("format", "epbench") != "epbench",
         "command": run_command(doc),
         "flags": [(str(f), flag_note(str(f))) for f in flags]

@@ -27,6 +27,7 @@ import orjson
 from markupsafe import escape
 
 from epcore.evidence import SUFFIX
+from epcore.server_evidence import first_answer
 from generator.html_space import collapse_space
 from generator.render import environment, result_context
 
@@ -177,8 +178,10 @@ def _render_bodies(rows: list[dict[str, Any]], results_dir: Path) -> list[_Body]
         with open(os.path.join(results, rel[8:]), "rb") as handle:
             raw = handle.read()
         context = result_context(_document(raw), row, root="../../")
+        journal = _journal(row, rel, results)
+        context["first_answer"] = first_answer(Path(journal[0])) if journal else None
         bodies.append(_Body(run_id, rel, raw, str(escape(context["title"])).encode(),
-                            template.render(context).encode(), _journal(row, rel, results)))
+                            template.render(context).encode(), journal))
     return bodies
 
 

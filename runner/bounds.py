@@ -13,9 +13,13 @@ at once in one error class (epcore/metrics/errors.py):
     max_response_bytes  256 MiB          too_large  one whole response body
     max_message_bytes   16 MiB           too_large  the events an agentic run keeps to
                                                     assemble its message
+    in-flight budget    512 MiB          too_large  what all responses of one client hold
+                        (INFLIGHT_BYTES)            at once (see `ByteBudget`)
 
 A workload overrides any of them in its `bounds` block (schemas/*-workload.schema.json);
-the endpoint file's `request.timeout_s` wins over the workload's `timeout_s`. The bounds are
+the endpoint file's `request.timeout_s` wins over the workload's `timeout_s` (the in-flight
+budget is the client's, not a workload's: it bounds the process, whatever the workload asks).
+The bounds are
 API-neutral: they sit in the transport, the SSE decoder and the client, under whatever parses
 an API's stream.
 """
@@ -28,6 +32,7 @@ from typing import Any
 import httpx
 
 IDLE_TIMEOUT_CAP_S = 60.0
+INFLIGHT_BYTES = 512 * 1024 * 1024
 
 
 class TooLarge(httpx.TransportError):
@@ -74,3 +79,53 @@ class Bounds:
             "max_response_bytes": self.max_response_bytes,
             "max_message_bytes": self.max_message_bytes,
         }
+
+
+class ByteBudget:
+    """The bytes all responses in flight may hold at once, shared by one client.
+
+    The per-request caps bound one response; 64 responses each under them could still hold
+    64 times as much (64 unfinished 4 MiB events, 64 JSON bodies of 32 MiB). Each response
+    takes a `Share` and resizes it to what it holds between reads: the unfinished SSE event,
+    the payloads waiting to be parsed, the events kept for an agentic message, a JSON body
+    being read. A share that would take the budget past its total fails that response as
+    `too_large`, and its bytes go back when the response ends. One event loop thread owns
+    the client, so no lock is needed.
+    """
+
+    __slots__ = ("held", "total")
+
+    def __init__(self, total: int = INFLIGHT_BYTES) -> None:
+        self.total = total
+        self.held = 0
+
+    def share(self) -> Share:
+        return Share(self)
+
+
+class Share:
+    """One response's part of a `ByteBudget`."""
+
+    __slots__ = ("budget", "held")
+
+    def __init__(self, budget: ByteBudget) -> None:
+        self.budget = budget
+        self.held = 0
+
+    def hold(self, size: int) -> None:
+        """Hold `size` bytes from now on (more or fewer than before); TooLarge when the
+        budget cannot cover the growth."""
+        budget = self.budget
+        grow = size - self.held
+        if grow > 0 and budget.held + grow > budget.total:
+            raise TooLarge(
+                f"the responses in flight would hold over {budget.total} bytes, the client's "
+                f"memory budget (this one {size} bytes)"
+            )
+        budget.held += grow
+        self.held = size
+
+    def release(self) -> None:
+        """Give every held byte back (the response ended)."""
+        self.budget.held -= self.held
+        self.held = 0

@@ -5,16 +5,20 @@ The endpoint's wire API (`runner.apis`) translates each parsed event into neutra
 
 Only what the metrics need is kept: the first and last content-bearing arrival, the gaps
 between content-bearing events (ITL), usage, the finish reason and the count of
-content-bearing events. Payloads wait in a small batch (at most `BATCH` events) and are parsed
-with one `json.loads` per batch (`"[" + ",".join(batch) + "]"`): one call per event costs
-more than its parse, and a batch bounds memory whatever the stream's length. An agentic run
-asks to keep the parsed events (`keep_chunks`) to assemble its message; those are capped at
-`max_message_bytes` of payload.
+content-bearing events. Payloads wait in a small batch (at most `BATCH` events and
+`FLUSH_BYTES` of payload, whichever comes first) and are parsed with one `json.loads` per batch
+(`"[" + ",".join(batch) + "]"`): one call per event costs more than its parse, and a batch
+bounds memory whatever the stream's length or its events' size (a 4 MiB delta is parsed as it
+arrives, not held until 255 more came). A serving run keeps no text: after the fold, only
+stamps, gaps and counts remain. An agentic run asks to keep the parsed events (`keep_chunks`)
+to assemble its message; those are capped at `max_message_bytes` of payload. What the fold
+holds between reads counts against the client's byte budget (runner/bounds.py `ByteBudget`).
 
 A content-bearing event is a choice whose `delta` has non-empty `content`,
 `reasoning_content` or `reasoning`, or any `tool_calls`; role-only chunks, empty chunks and a
 trailing usage-only chunk never move TTFT or E2E. The first answer token (content or tool
-calls, not reasoning) is noted apart (`t_first_answer_ns`).
+calls, not reasoning) is noted apart (`t_first_answer_ns`). The server's own id for the answer
+is noted from the events before the first content (`answer_id`), for the journal.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from epcore.server_evidence import clean_id
 from runner.apis import OPENAI_CHAT_NAME, Api, Translator
 from runner.response import ChatResponse
 
 BATCH = 256
+FLUSH_BYTES = 64 * 1024  # a batch of 256 ordinary chunks is about 50 KB: count decides there
 DONE = "[DONE]"
 
 
@@ -41,7 +47,10 @@ class StreamFailed(Exception):
 class ChatStreamFold:
     """Fold SSE payloads of one chat-completions stream into `res`."""
 
-    __slots__ = ("api", "cap", "keep", "kept_bytes", "last", "pending", "res", "translator")
+    __slots__ = (
+        "api", "cap", "keep", "kept_bytes", "last", "pending", "pending_bytes", "res",
+        "translator",
+    )
 
     def __init__(
         self, res: ChatResponse, keep_chunks: bool, max_message_bytes: int, api: Api
@@ -55,6 +64,7 @@ class ChatStreamFold:
         self.cap = max_message_bytes
         self.kept_bytes = 0
         self.pending: list[tuple[int, str]] = []
+        self.pending_bytes = 0
         self.last = 0  # arrival of the last content-bearing event so far
 
     def event(self, t: int, payload: str) -> bool:
@@ -70,7 +80,8 @@ class ChatStreamFold:
                     raise StreamFailed(
                         "too_large", f"the answer's events are over {self.cap} bytes"
                     )
-            if len(self.pending) >= BATCH:
+            self.pending_bytes += len(payload)
+            if len(self.pending) >= BATCH or self.pending_bytes >= FLUSH_BYTES:
                 self.flush()
         return False
 
@@ -80,11 +91,14 @@ class ChatStreamFold:
         if not events:
             return
         self.pending = []
+        self.pending_bytes = 0
         parsed, bad = _parse_all(events)
         res = self.res
         itl = res.itl_us
         translator = self.translator
         for (t, payload), raw in zip(events, parsed, strict=False):
+            if res.response_id is None and not self.last:
+                res.response_id = answer_id(raw)
             try:
                 neutral = [raw] if translator is None else translator.event(raw)
                 bearings = [(obj, _content_bearing(obj, res)) for obj in neutral]
@@ -120,6 +134,7 @@ class ChatStreamFold:
 def fold_message(res: ChatResponse, obj: Any, t: int, keep_chunks: bool, api: Api) -> None:
     """A non-streamed answer: first and last content time are when the body finished."""
     if isinstance(obj, dict):
+        res.response_id = answer_id(obj)
         obj = api.whole(obj)
     if keep_chunks:
         res.chunks.append((t, obj))
@@ -145,6 +160,19 @@ def fold_message(res: ChatResponse, obj: Any, t: int, keep_chunks: bool, api: Ap
         res.t_first_answer_ns = t
         res.content_events = 1
     res.done = True
+
+
+def answer_id(raw: Any) -> str | None:
+    """The server's id for the answer in one raw event or body: the top-level `id` (a chat
+    chunk, any non-streamed body), else `response.id` (Responses' `response.created`) or
+    `message.id` (Anthropic's `message_start`). Looked for until the first content arrives."""
+    if not isinstance(raw, dict):
+        return None
+    value = raw.get("id")
+    if value is None:
+        inner = raw.get("response") or raw.get("message")
+        value = inner.get("id") if isinstance(inner, dict) else None
+    return clean_id(value)
 
 
 def error_class(obj: Any, api: Api) -> str:

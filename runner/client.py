@@ -20,8 +20,13 @@ timestamp. Failed requests get exactly one class from `epcore.metrics.errors`.
 Every request is held to its `Bounds` (runner/bounds.py): `timeout_s` is a deadline for the
 whole request, the idle timeout bounds silence between reads, and caps bound the header bytes
 (transport), one SSE event (decoder), one JSON body, the whole response and the events kept to
-assemble an agentic message. Whatever the endpoint sends, the client keeps only times, counts
-and (when asked) the capped events, never the stream itself.
+assemble an agentic message. One `ByteBudget` per client bounds what all responses in flight
+hold at once (unfinished events, payloads waiting to be parsed, kept events, JSON bodies), so
+64 responses each under the caps cannot add up past it. Whatever the endpoint sends, the client
+keeps only times, counts and (when asked) the capped events, never the stream itself.
+
+What the server says about itself is kept for the journal: the answer's own id and the
+allow-listed response headers (epcore/server_evidence.py; never a cookie or a credential).
 
 The endpoint's wire API (`runner.apis`) builds the request body and translates each parsed
 event into neutral (chat-chunk-shaped) events (runner/chat_stream.py); the bounds sit below
@@ -39,8 +44,9 @@ from typing import Any
 import httpx
 
 from epcore.metrics.errors import class_for_status
+from epcore.server_evidence import clean_id, server_headers
 from runner.apis import Api, get_api
-from runner.bounds import Bounds, ProtocolViolation, TooLarge
+from runner.bounds import Bounds, ByteBudget, ProtocolViolation, Share, TooLarge
 from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
 from runner.response import ChatResponse
 from runner.sse import EventTooLarge, SSEDecoder
@@ -74,12 +80,15 @@ class EndpointClient:
         bounds: Bounds | None = None,
         api: str | None = None,
         omit: tuple[str, ...] = (),
+        budget: ByteBudget | None = None,
     ) -> None:
         self.api: Api = get_api(api)
         self.omit = frozenset(omit)
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + self.api.path
         self.bounds = Bounds(**{**(bounds or Bounds()).__dict__, "timeout_s": float(timeout_s)})
+        self.budget = budget or ByteBudget()
+        self._known = (api_key,) if api_key else ()  # never kept from the server's side
         base_headers = {
             "content-type": "application/json",
             "accept": "text/event-stream, application/json",
@@ -153,22 +162,24 @@ class EndpointClient:
             return
         res.t_byte_ns = _clock()
         res.status = response.status_code
+        res.server_headers = server_headers(response.headers.raw, self._known)
         # The transport's own stamp, taken just before it wrote the request, when it has one.
         res.t_send_ns = response.extensions.get(WRITE_EXTENSION, res.t_send_ns)
         streamed = False
         cut = None
         api = self.api
         fold = ChatStreamFold(res, keep, self.bounds.max_message_bytes, api)
+        share = self.budget.share()
         try:
             cls = class_for_status(response.status_code)
             kind = _body_kind(response.headers.get("content-type", ""))
             if cls is not None:
                 await _read_error(response, res, cls, api)
             elif kind == "json":
-                await _read_json(response, res, keep, self.bounds.max_json_bytes, api)
+                await _read_json(response, res, keep, self.bounds.max_json_bytes, api, share)
             elif kind == "sse":
                 streamed = True
-                await _read_stream(response, res, fold, self.bounds)
+                await _read_stream(response, res, fold, self.bounds, share)
             else:
                 await _read_error(response, res, "protocol", api)
         except StreamFailed as exc:
@@ -184,6 +195,9 @@ class EndpointClient:
             cut = f"{type(exc).__name__}: {exc}"[:200]
         finally:
             await response.aclose()
+            share.release()
+        if res.response_id is not None and clean_id(res.response_id, self._known) is None:
+            res.response_id = None
         t_end = _clock()
         if streamed and res.error_class is None:
             try:
@@ -240,13 +254,15 @@ def _fail(res: ChatResponse, cls: str, message: str) -> ChatResponse:
     return res
 
 
-async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+async def _read_capped(response: httpx.Response, cap: int, share: Share | None = None) -> bytes:
     parts: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > cap:
             raise TooLarge(f"the JSON body is over {cap} bytes")
+        if share is not None:
+            share.hold(size)
         parts.append(chunk)
     return b"".join(parts)
 
@@ -269,10 +285,11 @@ async def _read_error(response: httpx.Response, res: ChatResponse, cls: str, api
 
 
 async def _read_json(
-    response: httpx.Response, res: ChatResponse, keep_chunks: bool, cap: int, api: Api
+    response: httpx.Response, res: ChatResponse, keep_chunks: bool, cap: int, api: Api,
+    share: Share,
 ) -> None:
     """A non-streamed answer: first and last content time are when the body finished."""
-    data = await _read_capped(response, cap)
+    data = await _read_capped(response, cap, share)
     t = res.t_byte_ns = _clock()
     try:
         obj = json.loads(data)
@@ -284,12 +301,15 @@ async def _read_json(
 
 
 async def _read_stream(
-    response: httpx.Response, res: ChatResponse, fold: ChatStreamFold, bounds: Bounds
+    response: httpx.Response, res: ChatResponse, fold: ChatStreamFold, bounds: Bounds,
+    share: Share,
 ) -> None:
     """Feed every read to the SSE decoder and the fold until [DONE] or the end of the body.
 
     With the lean transport this runs inside the protocol's read callback (no task wake-up
-    per read); a cap or a failed stream raises out of it and ends the request."""
+    per read); a cap, the client's byte budget or a failed stream raises out of it and ends
+    the request. After each read the response's share holds what it keeps until the next:
+    the unfinished event, the payloads waiting to be parsed and the kept events."""
     decoder = SSEDecoder(bounds.max_event_bytes)
     feed = decoder.feed
     event = fold.event
@@ -300,7 +320,11 @@ async def _read_stream(
         res.body_bytes += len(data)
         if res.body_bytes > cap:
             raise TooLarge(f"the response is over {cap} bytes")
-        return any(event(t, payload) for payload in feed(data))
+        end = any(event(t, payload) for payload in feed(data))
+        held = decoder.pending_bytes + fold.pending_bytes + fold.kept_bytes
+        if held != share.held:
+            share.hold(held)
+        return end
 
     body = response.extensions.get(BODY_EXTENSION)
     if body is not None:

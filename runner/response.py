@@ -39,6 +39,9 @@ class ChatResponse:
     done: bool = False
     t_byte_ns: int = 0  # the last read of the response (for deadline vs idle timeout)
     body_bytes: int = 0
+    # What the server said about the answer (epcore/server_evidence.py), for the journal.
+    response_id: str | None = None
+    server_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -98,6 +98,10 @@ def make_record(
         "attempts": attempts,
         "retry_s": round(retry_s, 6),
         "retry_tokens": retry_tokens,
+        # --- the server's side (epcore/server_evidence.py): its id, allow-listed headers ---
+        "response_id": res.response_id,
+        "server_headers": res.server_headers,
+        # --- end of the server's side ---
     }
 
 

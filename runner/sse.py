@@ -71,7 +71,11 @@ class SSEDecoder:
                     f"one SSE event is over {self.max_event_bytes} bytes without a blank line"
                 )
             return []
-        buf = b"".join(self._parts) + data if self._parts else data
+        if self._parts:
+            self._parts.append(data)
+            buf = b"".join(self._parts)  # one copy of a long event, not two
+        else:
+            buf = data
         blocks = buf.split(_BLANK)
         rest = blocks.pop()
         self._parts = [rest] if rest else []
@@ -85,6 +89,11 @@ class SSEDecoder:
             if payload is not None:
                 out.append(payload)
         return out
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of the unfinished event held until its blank line comes."""
+        return self._size
 
     def close(self) -> list[str]:
         """Payloads still pending when the stream ends (see the class docstring)."""

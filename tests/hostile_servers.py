@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 
@@ -92,6 +93,33 @@ async def close_mid_chunk(w: Writer) -> None:
     w.close()
 
 
+# An API-key-shaped value in an allow-listed header, a cookie, a credential header, the
+# server's own ids and limits, and a value a page must escape (tests/hostile/
+# test_server_evidence.py).
+LEAKED_KEY = "sk-proj-" + "Zq7xW2mN9pLk4TfR8vYb3HcJ6dGs1EaU"
+LEAKY_HEADERS = (
+    b"x-request-id: " + LEAKED_KEY.encode() + b"\r\n"
+    b"set-cookie: __session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWhlcmU; "
+    b"HttpOnly\r\n"
+    b"authorization: Bearer " + LEAKED_KEY.encode() + b"\r\n"
+    b"request-id: req_011CSHoEeqs5C35K2UUqR7Fy\r\n"
+    b"openai-processing-ms: 42\r\n"
+    b"x-ratelimit-remaining-tokens: 9000\r\n"
+    b"x-ratelimit-reset-requests: <b>6m0s</b>\r\n"
+    b"date: Tue, 01 Dec 2026 21:41:39 GMT\r\n"
+)
+
+
+async def leaky_headers(w: Writer) -> None:
+    head = b'data: {"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","choices":[{"index":0,'
+    w.write(
+        SSE_HEAD.replace(b"\r\n\r\n", b"\r\n" + LEAKY_HEADERS + b"\r\n")
+        + _chunk(head + b'"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n')
+        + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+    )
+    await w.drain()
+
+
 CASES: dict[str, Case] = {
     "endless-stream": endless_stream,
     "one-event-per-second": one_event_per_second,
@@ -101,7 +129,34 @@ CASES: dict[str, Case] = {
     "html-200": html_200,
     "status-999": status_999,
     "close-mid-chunk": close_mid_chunk,
+    "leaky-headers": leaky_headers,
 }
+
+
+def deltas(count: int, size: int) -> Case:
+    """`count` text deltas in one SSE stream, each event `size` bytes before its blank line,
+    then [DONE]: what an endpoint sends to fill the runner's memory while staying under every
+    cap. Served at `/deltas-<count>-<size>/v1/...`."""
+    head = b'data: {"choices":[{"index":0,"delta":{"content":"'
+    tail = b'"}}]}'
+    event = head + b"x" * (size - len(head) - len(tail)) + tail + b"\n\n"
+    chunk = _chunk(event)
+
+    async def case(w: Writer) -> None:
+        w.write(SSE_HEAD)
+        for _ in range(count):
+            w.write(chunk)
+            await w.drain()
+        w.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+        await w.drain()
+
+    return case
+
+
+def _case(name: str) -> Case | None:
+    """A fixed case by name, or a `deltas-<count>-<size>` one."""
+    match = re.fullmatch(r"deltas-(\d+)-(\d+)", name)
+    return deltas(int(match[1]), int(match[2])) if match else CASES.get(name)
 
 
 async def _handle(reader: asyncio.StreamReader, writer: Writer) -> None:
@@ -113,7 +168,7 @@ async def _handle(reader: asyncio.StreamReader, writer: Writer) -> None:
                 length = int(line.split(b":")[1])
         await reader.readexactly(length)
         path = head.split(b" ")[1].decode()
-        case = CASES.get(path.strip("/").split("/")[0])
+        case = _case(path.strip("/").split("/")[0])
         if case is None:
             writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
             await writer.drain()

@@ -8,6 +8,10 @@ the agentic section) and compared: counts and other integers exactly, other numb
 relative. The first figure that differs is named with its pointer, the value in the file and
 the recomputed one. A result whose requests all failed measured nothing and is rejected.
 
+Request lines may carry what the server said (`response_id`, `server_headers`): when they
+do, those must be what the runner keeps (epcore/server_evidence.py: allow-listed names,
+bounded printable values, nothing credential-shaped), else the journal is `evidence.journal`.
+
 Results without `evidence` (written before journals were submitted, or imported) are not
 errors: they are "no evidence, not ranked" (epcore.rankable).
 """
@@ -24,6 +28,7 @@ from epcore.agentic_summary import summarize as summarize_agentic
 from epcore.findings import Finding
 from epcore.journal_lines import complete_records
 from epcore.runspec import RunSpec
+from epcore.server_evidence import line_problem
 from epcore.summary import all_failed, summarize_run
 from epcore.trial_record import TrialRecord
 from generator.checks import verified
@@ -84,6 +89,10 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
 
 def _recomputed(result: dict[str, Any], records: list[dict[str, Any]], name: str,
                 file: str) -> list[Finding]:
+    for number, record in enumerate(records, 1):
+        server_side = line_problem(record) if record.get("type", "request") == "request" else None
+        if server_side is not None:
+            return [DAMAGED.at(file, "/evidence", f"{name}: line {number}: {server_side}")]
     problem = all_failed(records)
     if problem is not None:
         return [ALL_FAILED.at(file, "", f"{problem}: the run measured nothing")]

@@ -284,6 +284,9 @@ class TrialRun:
                 "calls": counts,
                 "quirks": sorted(msg.quirks),
                 "finish_reason": msg.finish_reason,
+                # the server's side (epcore/server_evidence.py), as on serving lines
+                "response_id": getattr(res, "response_id", None),
+                "server_headers": getattr(res, "server_headers", None) or {},
             }
         )
 

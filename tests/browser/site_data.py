@@ -202,6 +202,9 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
                 "input_tokens": 128, "output_tokens": 16, "token_source": "usage",
                 "status": 200, "class": "ok", "error": None, "itl_us": gaps,
                 "attempts": 1, "retry_s": 0.0, "retry_tokens": 0,
+                "response_id": f"chatcmpl-{doc['run_id'][:8]}-{point.id}-{seq}",
+                "server_headers": {"request-id": f"req_{point.id}_{seq}",
+                                   "x-ratelimit-remaining-requests": str(999 - seq)},
             })
             if seq % c == c - 1:  # the round is over: the next starts when it ended
                 t = last + 2 * MS

@@ -207,6 +207,11 @@ def test_the_run_page_journal_link_downloads_the_journal_the_result_pins(
     data = Path(info.value.path()).read_bytes()
     assert info.value.suggested_filename == Path(row["journal_path"]).name
     assert hashlib.sha256(gzip.decompress(data)).hexdigest() == pinned["sha256"]
+    first = next(r for r in map(json.loads, gzip.decompress(data).splitlines())
+                 if "request_id" in r)
+    assert page.locator(".epb-response-id").inner_text() == first["response_id"]
+    shown = page.locator(".epb-server-headers tbody").inner_text()
+    assert f"request-id\t{first['server_headers']['request-id']}" in shown, shown
     assert log.problems() == []
     page.context.close()
     bare = next(r for r in runs if not r["journal_path"])  # a sample without a journal
