@@ -26,6 +26,7 @@ from epcore.errors import InputError
 from epcore.findings import Finding
 from epcore.git import GitError, checkout_of, run_git
 from generator.checks.base import check
+from generator.checks.build_state import findings_for
 from generator.checks.data_files import DATA_FOLDERS
 
 DELETED = check(
@@ -114,6 +115,12 @@ def changed_files(ref: str, paths: list[Path], cwd: Path | None = None) -> Chang
     pairs += [("A", os.fsdecode(n)) for n in untracked.split(b"\0") if n]
     roots = [os.path.abspath(p) for p in paths]
     out = Changes()
+    whole = any(os.path.abspath(top) == r or os.path.abspath(top).startswith(r.rstrip(os.sep)
+                                                                             + os.sep)
+                for r in roots)  # the checkout itself is being judged, not one data folder
+    if whole:  # a committed build cache or build output: one line per folder
+        out.findings += [(Path(f.file), f) for f in findings_for(
+            top, [rel for letter, rel in pairs if letter != "D"])]
     for letter, rel in pairs:
         path = _in_scope(rel, roots, top)
         if path is None:
