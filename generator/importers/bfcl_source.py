@@ -62,17 +62,15 @@ class Entry:
 def read_limited(handle: IO[bytes], what: str) -> bytes:
     """Every byte `handle` gives, at most MAX_MEMBER_BYTES (InputError past it), read in
     blocks so that no single read inflates more than one block."""
-    chunks: list[bytes] = []
-    total = 0
+    data = bytearray()
     while True:
-        block = handle.read(min(_BLOCK, MAX_MEMBER_BYTES + 1 - total))
+        block = handle.read(min(_BLOCK, MAX_MEMBER_BYTES + 1 - len(data)))
         if not block:
-            return b"".join(chunks)
-        total += len(block)
-        if total > MAX_MEMBER_BYTES:
+            return bytes(data)
+        data += block
+        if len(data) > MAX_MEMBER_BYTES:
             raise InputError(f"{what}: over {MAX_MEMBER_BYTES >> 20} MiB once inflated "
                              "(reading stopped there)")
-        chunks.append(block)
 
 
 class Source:
