@@ -14,6 +14,9 @@ Every status letter has one meaning, and anything else stops the check (fail clo
     U, X, B   unmerged, unknown, broken pairing, or output that does not parse: an error
 
 git runs on the checkout that holds the current folder, named explicitly (`epcore.git`).
+Outside the data folders, when the whole checkout is judged, an added or changed file in a
+`.cache/` or `_site/` folder is one `file.build-state` line per folder
+(`generator.checks.build_state`): state the build would read must not arrive by commit.
 """
 
 from __future__ import annotations
