@@ -35,7 +35,13 @@ from generator.build_cache import JOURNAL_SUFFIX, sha256_file
 from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
 from generator.checks.build_state import committed_state
-from generator.checks.data_files import classified, classify, in_data_folder
+from generator.checks.data_files import (
+    NOT_DOCUMENTS,
+    classified,
+    classify,
+    in_data_folder,
+    result_of,
+)
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
 from generator.checks.secrets import scan
@@ -103,8 +109,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
             roots = [given / name for name in PROJECT_FOLDERS if os.path.lexists(given / name)]
         for root in roots:
             if in_data_folder(root):
-                found.extend(p for p, kind in classified(root) if kind not in
-                             ("journal", "template"))
+                found.extend(p for p, kind in classified(root) if kind not in NOT_DOCUMENTS)
                 continue
             for folder, dirs, files in os.walk(root, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
@@ -394,8 +399,15 @@ def validate_documents(
     gone: list[Checked] = []
     if changed_since is not None:
         changes = changed_files(changed_since, paths)
-        files = [path for path in changes.check if classify(path, str(path)) not in
-                 ("journal", "template")]
+        files = []  # a changed journal or bundle is a change of its result: check the result
+        for path in changes.check:
+            kind = classify(path, str(path))
+            companion = result_of(path) if kind in ("journal", "attestation") else None
+            if companion is not None:
+                files.append(companion)
+            elif kind not in NOT_DOCUMENTS:
+                files.append(path)
+        files = list(dict.fromkeys(files))
         gone = [Checked(path, str(path), None, [finding]) for path, finding in changes.findings]
     else:
         files = collect_files(paths)

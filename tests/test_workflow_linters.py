@@ -68,9 +68,10 @@ def hostile_workflow(tmp_path: Path) -> Path:
     return path
 
 
-def test_there_are_five_workflows_to_lint() -> None:
+def test_there_are_six_workflows_to_lint() -> None:
     assert [p.name for p in WORKFLOWS] == [
-        "benchmark.yml", "ci.yml", "pages.yml", "submission-comment.yml", "submission.yml",
+        "benchmark.yml", "ci.yml", "epbench-run.yml", "pages.yml", "submission-comment.yml",
+        "submission.yml",
     ]
 
 

@@ -31,7 +31,9 @@ PR_TRIGGERS = {"pull_request", "pull_request_target", "pull_request_review",
                "pull_request_review_comment", "issue_comment"}
 # The only write scopes any job holds, and where.
 ALLOWED_WRITES = {
-    ("benchmark.yml", "merge-and-propose"): {"contents", "pull-requests"},
+    ("benchmark.yml", "merge-and-propose"): {"contents", "pull-requests", "id-token",
+                                             "attestations"},
+    ("epbench-run.yml", "run"): {"id-token", "attestations"},
     ("pages.yml", "deploy"): {"pages", "id-token"},
     ("submission-comment.yml", "comment"): {"pull-requests"},
 }
@@ -66,9 +68,10 @@ WORKFLOWS = {path.name: load(path) for path in WORKFLOW_FILES}
 ids = pytest.mark.parametrize("name", sorted(WORKFLOWS))
 
 
-def test_the_five_workflows_are_there() -> None:
+def test_the_six_workflows_are_there() -> None:
     assert sorted(WORKFLOWS) == [
-        "benchmark.yml", "ci.yml", "pages.yml", "submission-comment.yml", "submission.yml",
+        "benchmark.yml", "ci.yml", "epbench-run.yml", "pages.yml", "submission-comment.yml",
+        "submission.yml",
     ]
 
 
@@ -228,9 +231,14 @@ def test_the_benchmark_workflow_reads_only_fields_the_matrix_emits() -> None:
 
 
 def test_secrets_appear_only_in_benchmark_jobs_that_use_an_environment() -> None:
+    """...or in the reusable workflow, whose caller passes the one secret it names."""
     for name, document in WORKFLOWS.items():
         for job_id, job in document["jobs"].items():
             if "secrets" in yaml.safe_dump(job):
+                if name == "epbench-run.yml":
+                    assert triggers(document) == {"workflow_call"}
+                    assert set(document["on"]["workflow_call"]["secrets"]) == {"api-key"}
+                    continue
                 assert name == "benchmark.yml" and job.get("environment") == "benchmark", (
                     f"{name}: {job_id}"
                 )

@@ -7,6 +7,7 @@ or folder; a dot-file or an unknown extension hides from tools that look for doc
 
     results/     <...>/<name>.json                  a result
                  <...>/<name>.events.jsonl.gz       its journal, beside <name>.json
+                 <...>/<name>.sigstore.json         its attestation bundle, beside <name>.json
     workloads/   <...>/<name>.yaml|.yml|.json       a workload
     endpoints/   <name>.yaml|.yml|.json             an endpoint file
                  <name>.yaml.example (...)          a template, not checked
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from epcore.findings import Finding
+from epcore.provenance import BUNDLE_SUFFIX
 from generator.checks.base import check
 
 DATA_FOLDERS = ("results", "workloads", "endpoints")
@@ -37,8 +39,9 @@ TEMPLATE_SUFFIXES = (".yaml.example", ".yml.example", ".json.example")
 UNKNOWN = check(
     "file.unknown", "reject",
     "results/, workloads/ and endpoints/ hold only the documents epbench knows",
-    "remove the file: results/ holds <name>.json results and their <name>.events.jsonl.gz "
-    "journals, workloads/ and endpoints/ hold .yaml, .yml or .json documents",
+    "remove the file: results/ holds <name>.json results with their <name>.events.jsonl.gz "
+    "journals and <name>.sigstore.json attestations, workloads/ and endpoints/ hold .yaml, "
+    ".yml or .json documents",
 )
 HIDDEN = check(
     "file.hidden", "reject", "no hidden file or folder (a name starting with '.') in a data folder",
@@ -49,7 +52,9 @@ SYMLINK = check(
     "commit the file itself, not a link to it",
 )
 
-Kind = Literal["document", "journal", "template"]
+Kind = Literal["document", "journal", "attestation", "template"]
+NOT_DOCUMENTS: tuple[Kind, ...] = ("journal", "attestation", "template")
+"""Kinds that sit in a data folder but are not checked as documents of their own."""
 
 
 def _place(path: Path | str) -> tuple[str, list[str]] | None:
@@ -105,12 +110,27 @@ def classify(path: Path, display: str, mode: int | None = None,
         if os.path.isfile(result) and not os.path.islink(result):
             return "journal"
         return UNKNOWN.at(display, "", f"a journal with no result beside it ({result.name})")
+    if name == "results" and base.endswith(BUNDLE_SUFFIX) and len(base) > len(BUNDLE_SUFFIX):
+        result = Path(path).with_name(base[: -len(BUNDLE_SUFFIX)] + ".json")
+        if os.path.isfile(result) and not os.path.islink(result):
+            return "attestation"
+        return UNKNOWN.at(display, "", f"an attestation bundle with no result beside it "
+                                       f"({result.name})")
     if name == "endpoints" and base.endswith(TEMPLATE_SUFFIXES):
         return "template"
     if base.endswith(DOCUMENT_SUFFIXES[name]):
         return "document"
     return UNKNOWN.at(display, "", f"{name}/ does not hold files like this one "
                                    f"({_shape(base)})")
+
+
+def result_of(path: Path) -> Path | None:
+    """The result a journal or attestation bundle belongs to (`<stem>.json` beside it)."""
+    name = os.path.basename(path)
+    for suffix in (JOURNAL_SUFFIX, BUNDLE_SUFFIX):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return Path(path).with_name(name[: -len(suffix)] + ".json")
+    return None
 
 
 def _shape(name: str) -> str:

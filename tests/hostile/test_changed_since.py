@@ -83,3 +83,19 @@ def test_names_git_would_quote_come_back_exactly() -> None:
         ("A", name), ("M", "results/b.json")]
     assert parse_name_status(b"R097\0results/old.json\0results/new.json\0", "main") == [
         ("R", "results/new.json"), ("D", "results/old.json")]
+
+
+@pytest.mark.parametrize("companion", [".sigstore.json", ".events.jsonl.gz"])
+def test_a_branch_that_changes_only_a_results_bundle_or_journal_checks_that_result(
+    tmp_path: Path, companion: str,
+) -> None:
+    project = repository(make_project(tmp_path / "project"))
+    git(project, "checkout", "-q", "-b", "pr")
+    result = project / "results" / SERVICED
+    result.with_name(result.stem + companion).write_bytes(b"{}")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "a companion file alone")
+    done = epbench("validate", "--changed-since", "main", "--format", "json", cwd=project)
+    report = json.loads(done.stdout)
+    checked = [os.path.relpath(project / f["path"], project) for f in report["files"]]
+    assert checked == ["results/" + SERVICED], done.stdout[:2000]

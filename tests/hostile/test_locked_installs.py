@@ -21,7 +21,7 @@ from tests import workflow_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / ".github" / "locks" / "privileged.txt"
-PRIVILEGED = ("benchmark.yml", "pages.yml")
+PRIVILEGED = ("benchmark.yml", "epbench-run.yml", "pages.yml")
 ALLOWED_INSTALLS = {
     ("install", "--require-hashes", "--no-deps", "-r", ".github/locks/privileged.txt"),
     ("install", "--no-deps", "--no-build-isolation", "-e", "."),

@@ -93,3 +93,20 @@ def test_an_endpoint_template_is_left_alone(tmp_path: Path) -> None:
     (project / "endpoints").mkdir(exist_ok=True)
     (project / "endpoints" / "acme.yaml.example").write_text("not: checked\n")
     assert "endpoints/acme.yaml.example" not in findings_by_file(project)
+
+
+def test_an_attestation_bundle_beside_its_result_is_allowed_and_an_orphan_is_not(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "project")
+    result = project / "results" / SERVICED
+    bundle = result.with_name(result.stem + ".sigstore.json")
+    bundle.write_text('{"mediaType": "not checked as a document"}')
+    orphan = result.with_name("2026-11-20-chat-short-00000000.sigstore.json")
+    orphan.write_text("{}")
+    report = validate_paths([project / "results"])
+    by_file = {Path(f.file).name: f for f in report.findings}
+    assert bundle.name not in by_file  # not a result: no kind.unknown, no schema finding
+    assert by_file[orphan.name].check == "file.unknown"
+    assert "an attestation bundle with no result beside it" in by_file[orphan.name].message
+    assert len(report.files) == 5  # four results and the orphan; the bundle is not a document
