@@ -178,7 +178,7 @@ def main() -> int:
             write_results(results, args.results)
             write_project_files(work)
             print(f"generated {args.results} results in {time.perf_counter() - start:.1f} s")
-        cache = work / ".cache" / "epbench-build"
+        cache = work / "build-cache"  # (a real build keeps it in epcore.paths.user_cache_dir)
         trash = work / f".old-{time.time_ns()}"
         for folder in (cache, out):  # the full build starts from nothing
             if folder.exists():  # set aside, deleted once everything is measured (see below)

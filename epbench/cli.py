@@ -151,7 +151,10 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="Site folder (default: ./_site).")
 @click.option("--base-url", default="", help="Public URL of the site, for permalinks.")
-def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
+@click.option("--no-cache", is_flag=True,
+              help="Build everything from the committed files, with no build cache (the "
+                   "cache otherwise lives in $XDG_CACHE_HOME/epbench, never in the checkout).")
+def build(results_dir: Path | None, out: Path | None, base_url: str, no_cache: bool) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
     from epcore.paths import project_dir
     from generator.site import build_site
@@ -162,6 +165,7 @@ def build(results_dir: Path | None, out: Path | None, base_url: str) -> None:
         out_dir=out or root / "_site",
         project=root,
         base_url=base_url,
+        incremental=not no_cache,
     )
     click.echo(f"site: {site / 'index.html'}")
 

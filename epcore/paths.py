@@ -9,6 +9,7 @@ directory holds what a user produces (`runs/`, `results/`, `_site/`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from epcore.errors import InputError
@@ -76,6 +77,22 @@ def project_dir(cwd: Path | None = None) -> Path:
     if root is not None and (here == root or root in here.parents):
         return root
     return here
+
+
+def user_cache_dir() -> Path:
+    """Where epbench keeps what it may recompute (the build cache, remembered verdicts):
+    never inside a checkout. `EPBENCH_CACHE_DIR` when set; on GitHub Actions the job's own
+    `RUNNER_TEMP` (emptied before and after each job); else `$XDG_CACHE_HOME/epbench`
+    (an absolute path only, as the XDG spec says), default `~/.cache/epbench`."""
+    given = os.environ.get("EPBENCH_CACHE_DIR")
+    if given:
+        return Path(given)
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    if os.environ.get("GITHUB_ACTIONS") == "true" and runner_temp:
+        return Path(runner_temp) / "epbench"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "epbench"
 
 
 def _ids(folders: list[Path], nested: bool = False) -> list[str]:

@@ -1,34 +1,39 @@
-"""The incremental build's cache: each result file's findings and table rows, kept beside the
-build (`<project>/.cache/epbench-build/`, ignored by git) so an unchanged file is neither read
-nor validated again.
+"""The incremental build's cache: each result file's findings and table rows, so that a file
+whose bytes did not change is not validated again.
 
-An entry belongs to one file path and holds the sha256 of the file (and of its journal, which
-the checks may read) with their size and mtime as a fast pre-check: same size and mtime means
-unchanged; otherwise the file is hashed, and only a different hash makes it checked again.
-Every entry also depends on a *context*: the cache format, the epbench version and the source
-of `epcore/`, `generator/`, the schemas and the site's templates, and every file under the
+The cache lives outside the checkout (`epcore.paths.user_cache_dir()/build/<digest of the
+results folder's path>/`: `$XDG_CACHE_HOME/epbench`, `~/.cache/epbench`, or the job's own
+`$RUNNER_TEMP` on GitHub Actions), never in a folder a pull request can fill: a committed
+`.cache/` is data the build never reads (and `epbench validate` rejects it,
+`generator.checks.build_state`). `epbench build --no-cache` uses none.
+
+An entry belongs to one file path and is keyed by content: the sha256 of the file's bytes (and
+of its journal's, which the checks read). Every build hashes every result and journal (about
+0.2 s for 10,000 results, 80 MB) and reuses an entry only when both digests match: a file
+edited at the same size and mtime, or restored from another clone, is checked again. Every
+entry also depends on a *context*: the cache format, the epbench version and the source of
+`epcore/`, `generator/`, the schemas and the site's templates, and every file under the
 project's `workloads/` and `endpoints/` (the checks and today's prices read them). A cache
 written in another context is ignored as a whole.
 
 The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that one new result
-rewrites one shard. A shard is three parts: `shard-NN.json`, each file's stamp, findings and
+rewrites one shard. A shard is three parts: `shard-NN.json`, each file's digests, findings and
 identity (read on every build); `shard-NN.rows.json`, each file's table rows as the checks made
 them (read only when a file of the shard changed); and the shard's rows as column-wise frames
-(`generator.row_store`, read on every build instead of the rows). Each part carries an
-HMAC-SHA256 under a random key kept in the cache folder (mode 0600), so a part that was
-edited, truncated or copied from another cache is ignored and rebuilt. A result file cannot
-reach another file's entry: entries are found by path and accepted only when the file's own
-sha256 matches. Findings that depend on the clock (`date.future`) are never cached.
+(`generator.row_store`, read on every build instead of the rows). Each part carries the
+sha256 of its body, so a part that was truncated, half-written or damaged is ignored and
+rebuilt. No key signs them: a key kept in the cache folder protects nothing from whoever can
+write that folder (the same user), so it is a plain digest, honest about what it checks; the
+cache is trusted because of where it is. Findings that depend on the clock (`date.future`) are
+never cached.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import logging
 import os
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,22 +42,34 @@ import orjson
 
 from epcore import __version__
 from epcore.findings import Finding
-from epcore.paths import shipped
+from epcore.paths import shipped, user_cache_dir
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 SHARDS = 64
 JOURNAL_SUFFIX = ".events.jsonl.gz"
 _CLOCK_CHECKS = frozenset({"date.future"})
 _CODE_ROOT = Path(__file__).resolve().parent.parent
 
 
-def default_folder(project: Path, results_dir: Path) -> Path:
+def default_folder(project: Path, results_dir: Path) -> Path | None:
     """Where `epbench build` keeps the cache of one results tree:
-    `<project>/.cache/epbench-build/<digest of the tree's absolute path>/`."""
+    `user_cache_dir()/build/<digest of the tree's absolute path>/`; None (build without a
+    cache) when that folder would lie inside the project, where a commit could put it."""
     tree = hashlib.sha256(os.path.abspath(results_dir).encode()).hexdigest()[:16]
-    return project / ".cache" / "epbench-build" / tree
+    folder = user_cache_dir() / "build" / tree
+    inside = os.path.realpath(folder), os.path.realpath(project)
+    if inside[0] == inside[1] or inside[0].startswith(inside[1].rstrip(os.sep) + os.sep):
+        log.warning("build cache: %s lies inside the project %s; building without a cache "
+                    "(set XDG_CACHE_HOME or EPBENCH_CACHE_DIR elsewhere)", folder, project)
+        return None
+    return folder
+
+
+def body_digest(body: bytes) -> str:
+    """What each cache part carries of its body: its sha256 (integrity, not authenticity)."""
+    return hashlib.sha256(body).hexdigest()
 
 
 def sha256_file(path: Path | str) -> str:
@@ -117,31 +134,24 @@ class BuildCache:
     rows_dirty: set[int] = field(default_factory=set)
     """Shards whose rows changed (a file stored or dropped), not only a stat."""
     frames: dict[int, Any] = field(default_factory=dict)
-    """Shard -> where its row frames are and their HMACs (`generator.row_store`)."""
+    """Shard -> where its row frames are and their digests (`generator.row_store`)."""
     seen: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
-    _key: bytes = b""
 
     @classmethod
     def open(cls, folder: Path, project: Path) -> BuildCache:
         cache = cls(folder, context_digest(project))
-        folder.mkdir(parents=True, exist_ok=True)
-        cache._key = _key(folder)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         return cache
 
     @classmethod
-    def view(cls, folder: Path, context: str, key: bytes, number: int) -> BuildCache:
+    def view(cls, folder: Path, context: str, number: int) -> BuildCache:
         """This cache as one shard that holds nothing yet (a worker writing a new shard:
         `generator.cold_shards`)."""
         cache = cls(folder, context)
-        cache._key = key
         cache.shards[number], cache.rows[number] = {}, {}
         return cache
-
-    @property
-    def key(self) -> bytes:
-        return self._key
 
     def _shard_of(self, rel: str) -> int:
         return shard_of(rel)
@@ -172,9 +182,8 @@ class BuildCache:
         except OSError:
             return {}
         mac, _, body = raw.partition(b"\n")
-        good = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
-        if not hmac.compare_digest(mac, good):
-            log.warning("build cache: %s does not match its HMAC; ignored", path.name)
+        if mac != body_digest(body).encode():
+            log.warning("build cache: %s does not match its digest; ignored", path.name)
             self.dirty.add(number)
             self.rows_dirty.add(number)
             if not part:  # its rows file may hold rows of files whose entries are gone
@@ -197,28 +206,26 @@ class BuildCache:
     def stamp(self, path: Path, rel: str, stat: list[int] | None = None,
               journal: bool | None = None,
               number: int | None = None) -> tuple[Stamp, dict[str, Any] | None]:
-        """The file's stamp and its entry when the entry still describes it (else None);
-        `stat` is the file's [size, mtime_ns] when the caller has it already, `journal`
-        whether a journal lies beside it when the caller listed the folder (False: none),
-        `number` its shard when the caller knows it."""
+        """The file's stamp and its entry when the entry still describes it (else None): the
+        sha256 of the file's bytes and of its journal's are the entry's, whatever their size
+        and mtime say. `stat` is the file's [size, mtime_ns] when the caller has it already,
+        `journal` whether a journal lies beside it when the caller listed the folder (False:
+        none), `number` its shard when the caller knows it."""
         self.seen.add(rel)
         number = self._shard_of(rel) if number is None else number
         journal_path = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
         journal_stat = None if journal is False else _stat(journal_path)
         now = Stamp(stat or _stat(path), journal_stat=journal_stat)
         entry = self._shard(number).get(rel)
-        if isinstance(entry, dict) and now.stat is not None and entry.get("stat") == now.stat \
-                and entry.get("journal_stat") == now.journal_stat:
-            self.hits += 1
-            return now, entry
         if now.stat is not None and isinstance(entry, dict):  # else the checker hashes it
-            now.sha = sha256_file(path)
-            if now.journal_stat is not None:
-                now.journal_sha = sha256_file(journal_path)
+            try:
+                now.sha = sha256_file(path)
+                if now.journal_stat is not None:
+                    now.journal_sha = sha256_file(journal_path)
+            except OSError:
+                now.sha = now.journal_sha = None
         if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
                 and entry.get("journal_sha") == now.journal_sha:
-            entry["stat"], entry["journal_stat"] = now.stat, now.journal_stat
-            self.dirty.add(number)  # touched, not changed: only the stat moves
             self.hits += 1
             return now, entry
         self.misses += 1
@@ -299,7 +306,7 @@ class BuildCache:
         return entries, rows
 
     def _write(self, number: int, part: str, body: bytes) -> None:
-        mac = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
+        mac = body_digest(body).encode()
         path = self.folder / f"shard-{number:02d}{part}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(mac + b"\n" + body)
@@ -368,18 +375,3 @@ def shard_of(rel: str) -> int:
 def findings_of(entry: dict[str, Any]) -> list[Finding]:
     return [Finding(str(f[0]), str(f[1]), str(f[2]), f[3], str(f[4]), str(f[5]), dict(f[6]))
             for f in entry["findings"]]
-
-
-def _key(folder: Path) -> bytes:
-    path = folder / "key"
-    try:
-        key = path.read_bytes()
-        if len(key) == 32:
-            return key
-    except OSError:
-        pass
-    key = secrets.token_bytes(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(key)
-    return key

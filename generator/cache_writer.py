@@ -6,7 +6,7 @@ is in memory. So the build forks, the child writes the shards and exits, and the
 the tables together and starts on the site on the other core. The next build (or the end of
 this one, or the interpreter's exit) waits for the child first; a child that failed leaves a
 warning and the shards as they were, and the next build just checks more files (every shard
-file is replaced atomically under its own HMAC, so a half-written cache cannot be read).
+file is replaced atomically under the digest of its body, so a half-written cache cannot be read).
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ class CachedChecks:
         done: dict[Path, Checked] = {}
         if cold:
             tasks = [ShardTask(number, files, self.cache.folder, self.cache.context,
-                               self.cache.key, self.root, type(self))
+                               self.root, type(self))
                      for number, files in sorted(cold.items())]
             done = check_shards(self, tasks, workload_semantics, now, workers, post)
         rest = [path for path in todo if path not in done]
@@ -189,7 +189,7 @@ class CachedChecks:
 
     def adopt(self, number: int, entries: dict[str, Any], frames: dict[str, Any],
               shas: dict[str, str]) -> None:
-        """A shard a worker checked and wrote whole: its entries and table HMACs, kept as
+        """A shard a worker checked and wrote whole: its entries and table digests, kept as
         they are on disk (not written again by this process)."""
         self.cache.shards[number] = entries
         self.cache.frames[number] = frames
@@ -206,10 +206,9 @@ class CachedChecks:
             if item.path not in self._stamps:
                 continue
             stamp = self._stamps[item.path][1]
-            if stamp.sha is None:  # no entry to compare with: the checker hashed what it read
+            if item.digests[0] is not None:  # the bytes the checker read are the entry's key
                 stamp.sha = item.digests[0]
-                if stamp.journal_stat is not None:
-                    stamp.journal_sha = item.digests[1]
+                stamp.journal_sha = item.digests[1] if stamp.journal_stat is not None else None
             if item.derived is not None and rows is None:
                 continue  # something this cache does not know how to keep
             if self.cache.store(rel, stamp, item.kind, item.findings, item.run_id,
@@ -233,7 +232,7 @@ class CachedChecks:
             if number not in changed:
                 if not any(e.get("rows") for e in entries.values()):
                     continue
-                frames = row_store.load(self.cache.folder, self.cache.key, number,
+                frames = row_store.load(self.cache.folder, number,
                                         self.cache.frames.get(number))
                 if frames is None:
                     return None
@@ -250,8 +249,7 @@ class CachedChecks:
                     rows[rel] = unpacked
             rows.update(fresh_by_shard.get(number, {}))
             frames = row_store.shard_frames(rows, TABLE_COLUMNS)
-            self.cache.frames[number] = row_store.save(self.cache.folder, self.cache.key,
-                                                       number, frames)
+            self.cache.frames[number] = row_store.save(self.cache.folder, number, frames)
             self.cache.dirty.add(number)
             out.append(frames)
         return out

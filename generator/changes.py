@@ -14,6 +14,9 @@ Every status letter has one meaning, and anything else stops the check (fail clo
     U, X, B   unmerged, unknown, broken pairing, or output that does not parse: an error
 
 git runs on the checkout that holds the current folder, named explicitly (`epcore.git`).
+Outside the data folders, when the whole checkout is judged, an added or changed file in a
+`.cache/` or `_site/` folder is one `file.build-state` line per folder
+(`generator.checks.build_state`): state the build would read must not arrive by commit.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from epcore.errors import InputError
 from epcore.findings import Finding
 from epcore.git import GitError, checkout_of, run_git
 from generator.checks.base import check
+from generator.checks.build_state import findings_for
 from generator.checks.data_files import DATA_FOLDERS
 
 DELETED = check(
@@ -114,6 +118,12 @@ def changed_files(ref: str, paths: list[Path], cwd: Path | None = None) -> Chang
     pairs += [("A", os.fsdecode(n)) for n in untracked.split(b"\0") if n]
     roots = [os.path.abspath(p) for p in paths]
     out = Changes()
+    whole = any(os.path.abspath(top) == r or os.path.abspath(top).startswith(r.rstrip(os.sep)
+                                                                             + os.sep)
+                for r in roots)  # the checkout itself is being judged, not one data folder
+    if whole:  # a committed build cache or build output: one line per folder
+        out.findings += [(Path(f.file), f) for f in findings_for(
+            top, [rel for letter, rel in pairs if letter != "D"])]
     for letter, rel in pairs:
         path = _in_scope(rel, roots, top)
         if path is None:

@@ -6,7 +6,7 @@ each shard's Arrow tables and writes the cache, one process on one core, seconds
 results. A shard none of whose files the cache knows needs nothing of the parent: a worker
 checks its files, builds its tables (`generator.row_store`) and writes its three parts, and
 sends back only what the report and the tables need (each file's findings and identity, the
-shard's entries and the HMACs of its tables). The parent then reads the tables from disk, as
+shard's entries and the digests of its tables). The parent then reads the tables from disk, as
 it reads those of unchanged shards. Both paths give the same entries and tables: the worker
 runs the parent's own `CachedChecks.keep` and `row_store.shard_frames` on its shard.
 """
@@ -49,7 +49,6 @@ class ShardTask:
     """(path, path relative to the results folder, its stamp from `split`), in file order."""
     folder: Path
     context: str
-    key: bytes
     root: str
     keeper: type[Keeper]
     """`CachedChecks`, whose own `keep` the worker runs."""
@@ -68,7 +67,7 @@ def check_shards(reuse: Keeper, tasks: list[ShardTask],
                  workload_semantics: WorkloadSemantics | None, now: datetime, workers: int,
                  post: Post | None) -> dict[Path, Checked]:
     """Run the tasks in a process pool; the parent's cache takes each shard's entries and
-    HMACs (not its rows: they are on disk). Path -> its outcome."""
+    digests (not its rows: they are on disk). Path -> its outcome."""
     out: dict[Path, Checked] = {}
     with ProcessPoolExecutor(workers, initializer=_worker_init,
                              initargs=(workload_semantics, now, post)) as pool:
@@ -81,7 +80,7 @@ def check_shards(reuse: Keeper, tasks: list[ShardTask],
 def check_shard(task: ShardTask) -> ShardDone:
     """In a worker: check the shard's files, keep them in a cache of this one shard, build
     and write its tables and parts."""
-    cache = BuildCache.view(task.folder, task.context, task.key, task.number)
+    cache = BuildCache.view(task.folder, task.context, task.number)
     reuse = task.keeper(cache, Path(task.root))
     checked = []
     for path, rel, stamp in task.files:
@@ -90,7 +89,7 @@ def check_shard(task: ShardTask) -> ShardDone:
     reuse.keep(checked)
     rows = {rel: r for rel, r in reuse.fresh.items() if r is not None}
     frames = row_store.shard_frames(rows, TABLE_COLUMNS)
-    cache.frames[task.number] = row_store.save(task.folder, task.key, task.number, frames)
+    cache.frames[task.number] = row_store.save(task.folder, task.number, frames)
     cache.dirty.add(task.number)
     cache.rows_dirty.add(task.number)
     cache.save()

@@ -5,15 +5,14 @@ and building DataFrames row by row; only the shards where a file changed are bui
 
 A full build makes the same per-shard frames from its fresh rows and puts them together the
 same way (`assemble`), so both give the same tables, dtypes included. Stored as Arrow IPC
-files (data, never code: no pickle), each under an HMAC-SHA256 kept in its shard's entry
-file: a file that was edited, truncated or written by other code is ignored. Columns holding
+files (data, never code: no pickle), each under the sha256 of its bytes kept in its shard's
+entry file (`generator.build_cache.body_digest`): a file that was truncated, damaged or
+written by another build since is ignored. Columns holding
 lists or dicts are kept as JSON text and decoded on reading.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import os
@@ -25,6 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+
+from generator.build_cache import body_digest
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +43,6 @@ def prefer_system_allocator() -> None:
     the first call is the one that counts. Buffers already allocated stay with their pool."""
     if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         pa.set_memory_pool(pa.system_memory_pool())
-
-
-def _mac(key: bytes, data: bytes) -> str:
-    return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -80,8 +77,8 @@ def _column(values: Sequence[Any]) -> tuple[pa.Array, bool]:
     return pa.array(out, type=pa.string()), True
 
 
-def save(folder: Path, key: bytes, number: int, shards: dict[str, Shard]) -> dict[str, Any]:
-    """Write one shard's tables; returns what `load` needs (each file's HMAC, the container
+def save(folder: Path, number: int, shards: dict[str, Shard]) -> dict[str, Any]:
+    """Write one shard's tables; returns what `load` needs (each file's digest, the container
     columns), for the shard's entry file."""
     info: dict[str, Any] = {}
     for name in NAMES:
@@ -94,19 +91,19 @@ def save(folder: Path, key: bytes, number: int, shards: dict[str, Shard]) -> dic
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.replace(path)
-        info[name] = {"mac": _mac(key, data), "containers": list(shard.containers)}
+        info[name] = {"mac": body_digest(data), "containers": list(shard.containers)}
     return info
 
 
-def load(folder: Path, key: bytes, number: int, info: Any) -> dict[str, Shard] | None:
-    """One shard's tables, or None when a file is missing or does not match its HMAC."""
+def load(folder: Path, number: int, info: Any) -> dict[str, Shard] | None:
+    """One shard's tables, or None when a file is missing or does not match its digest."""
     try:
         shards = {}
         for name in NAMES:
             entry = info[name]
             data = (folder / f"shard-{number:02d}-{name}.arrow").read_bytes()
-            if not hmac.compare_digest(str(entry["mac"]), _mac(key, data)):
-                log.warning("build cache: shard %02d's %s rows do not match their HMAC; "
+            if str(entry["mac"]) != body_digest(data):
+                log.warning("build cache: shard %02d's %s rows do not match their digest; "
                             "ignored", number, name)
                 return None
             table = pa.ipc.open_file(pa.BufferReader(data)).read_all()

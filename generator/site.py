@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
                incremental: bool = True) -> Path:
     """Build the whole site into `out_dir` and return it (the folder holding index.html).
-    Incremental by default: the build cache (generator.build_cache) keeps what unchanged
-    results gave, and result pages whose inputs did not change are not rendered again."""
+    Incremental by default: the build cache (generator.build_cache, outside the project) keeps
+    what unchanged results gave, and result pages whose inputs did not change are not rendered
+    again; `incremental=False` (`epbench build --no-cache`) reads and writes no cache."""
     from generator.build_cache import default_folder
     from generator.cached_checks import cached_tables
     from generator.downloads import write_tables
@@ -95,7 +96,8 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
             tempfile.TemporaryDirectory(prefix=".epbench-site-", dir=out_dir.parent) as built:
         with _timed("start result-page workers"):
             run_ids = tables.runs["run_id"].astype(str).tolist()
-            if cache_dir is None:
+            if cache_dir is None or not manifest.pages:
+                # nothing this build's cache recorded: what is in out_dir is not ours to keep
                 for name in _KEPT:
                     shutil.rmtree(out_dir / name, ignore_errors=True)
             fresh = not (out_dir / "runs").exists() and not (out_dir / "results").exists()

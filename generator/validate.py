@@ -34,6 +34,7 @@ from epcore.schema import check_schema, kind_of
 from generator.build_cache import JOURNAL_SUFFIX, sha256_file
 from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
+from generator.checks.build_state import committed_state
 from generator.checks.data_files import (
     NOT_DOCUMENTS,
     classified,
@@ -104,9 +105,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
         if not given.is_dir():
             raise InputError(f"{given}: no such file or folder")
         roots = [given]
-        if (given / "pyproject.toml").is_file() or (
-            given.name != "results" and (given / "results").is_dir()
-        ):
+        if is_project(given):
             roots = [given / name for name in PROJECT_FOLDERS if os.path.lexists(given / name)]
         for root in roots:
             if in_data_folder(root):
@@ -122,6 +121,14 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     for path in found:
         unique.setdefault(os.path.abspath(path), path)
     return list(unique.values())
+
+
+def is_project(given: Path) -> bool:
+    """A folder given to validate is a project root (narrowed to its data folders, and its
+    committed build state judged: `generator.checks.build_state`)."""
+    return given.is_dir() and not given.is_symlink() and (
+        (given / "pyproject.toml").is_file()
+        or (given.name != "results" and (given / "results").is_dir()))
 
 
 def check_file(
@@ -404,6 +411,8 @@ def validate_documents(
         gone = [Checked(path, str(path), None, [finding]) for path, finding in changes.findings]
     else:
         files = collect_files(paths)
+        gone = [Checked(Path(f.file), f.file, None, [f])
+                for given in paths if is_project(given) for f in committed_state(given)]
     checked = check_files(files, workload_semantics, now=now, workers=workers, post=post,
                           reuse=reuse)
     checked += gone

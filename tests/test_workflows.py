@@ -197,6 +197,7 @@ def test_the_submission_workflow_validates_with_the_base_branchs_code() -> None:
     document = WORKFLOWS["submission.yml"]
     assert set(document["on"]["pull_request"]["paths"]) == {
         "results/**", "workloads/**", "endpoints/**",
+        "**/.cache/**", "_site/**",  # committed build state: validate rejects it
     }
     checkouts = [s for _, s in steps(document) if "actions/checkout@" in s.get("uses", "")]
     assert checkouts[0]["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"

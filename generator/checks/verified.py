@@ -11,7 +11,7 @@ remembered under a key made of
 
 so any change to the journal, to a figure or to the maths misses the cache and recomputes.
 Only passes are remembered; the cache is one append-only file of keys, a line each
-(`verified/keys`), kept outside the repository (EPBENCH_CACHE_DIR, else ~/.cache/epbench), so
+(`verified/keys`), kept outside the repository (`epcore.paths.user_cache_dir`), so
 nothing a pull request contains can add to it. Validation workers append to it at once (each
 line is one write of 65 bytes to a file opened for appending, which the kernel keeps whole)
 and each process reads only what was appended since it last looked.
@@ -29,15 +29,15 @@ from typing import Any
 
 import numpy as np
 
+from epcore.paths import user_cache_dir
+
 _FIGURES = ("points", "pareto", "retries", "burst", "resumes", "agentic")
 _CODE = ("summary.py", "agentic_summary.py", "runspec.py", "trial_record.py", "cost_ledger.py",
          "pricing.py", "evidence.py", "rankable.py", "journal_lines.py")
 
 
 def cache_dir() -> Path:
-    given = os.environ.get("EPBENCH_CACHE_DIR")
-    base = Path(given) if given else Path.home() / ".cache" / "epbench"
-    return base / "verified"
+    return user_cache_dir() / "verified"
 
 
 @cache

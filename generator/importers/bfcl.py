@@ -153,10 +153,10 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
     tools = [_tool(f) for f in entry.functions]
     names = {tool_name(f["name"]): f["name"] for f in entry.functions}
     if len(names) != len(entry.functions):
-        raise InputError(f"{entry.id}: two functions share a name once dots become underscores")
+        raise InputError("two functions share a name once dots become underscores")
     messages = entry.messages
     if not messages or messages[-1].get("role") != "user":
-        raise InputError(f"{entry.id}: the question does not end with a user message")
+        raise InputError("the question does not end with a user message")
     task: dict[str, Any] = {"id": entry.id, "tools": tools}  # [] offers no tools at all
     history = [{"role": m["role"], "content": str(m["content"])} for m in messages[:-1]]
     if history:
@@ -221,6 +221,12 @@ def workload(
         except Unsolvable as exc:
             excluded.append({"id": entry.id, "reason": str(exc)})
             continue
+        except InputError as exc:
+            raise InputError(f"{category} entry {entry.id[:100]!r}: {exc}") from None
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError,
+                RecursionError) as exc:  # a shape bfcl_shape lets through: still one line
+            raise InputError(f"{category} entry {entry.id[:100]!r}: cannot be converted "
+                             f"({type(exc).__name__})") from None
         if secrets.scan(task, ""):
             reason = "a value looks like a credential to epbench's secret scan"
             excluded.append({"id": entry.id, "reason": reason})
@@ -290,7 +296,10 @@ def import_bfcl(
             keep = set(random.Random(seed).sample(range(len(entries)), sample))
             picked = {"n": sample, "seed": seed, "of": len(entries)}
             entries = [e for i, e in enumerate(entries) if i in keep]
-        doc = workload(category, entries, source.version, picked)
+        try:
+            doc = workload(category, entries, source.version, picked)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
         target = out / f"{doc['id']}.yaml"
         text = yaml.safe_dump(
             doc, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None
