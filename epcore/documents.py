@@ -9,7 +9,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
@@ -63,7 +63,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     building JSON values only: an unquoted date (`effective_date: 2026-01-01`) stays the string
     it was written as, and the tags for bytes, sets and ordered pairs are refused."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
+    yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML reads it from the class)
         first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
