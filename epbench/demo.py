@@ -90,7 +90,8 @@ def run_demo(out: Path, quick: bool = True) -> Path:
     # Every run_command starts its own emulator process: the runs share no server, so they go
     # side by side, at most MAX_AT_ONCE (six emulators starting at once on two loaded cores
     # missed their 20 s start deadline); the longest runs (the serving sweeps) go first.
-    # Every figure is still its own journal's, and validated.
+    # Every figure is still its own journal's, and validated. Measured: "Done in 111 s" (120 s
+    # wall) in an empty folder on this 2-core machine, against 232-264 s one after another.
     jobs: list[tuple[str, Path, Path]] = [
         ("serving", endpoint, resolve_workload(SERVING_WORKLOAD)),
         ("agentic", endpoint, data_dir("workloads") / "agentic")]
