@@ -56,9 +56,36 @@ def main() -> None:
 @click.option("--no-progress", is_flag=True, help="No progress bars or progress lines.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the end-of-run summary as JSON instead of a table.")
+@click.option("--url", "--base-url", "url", default=None,
+              help="A run without YAML: the endpoint's base URL (e.g. http://127.0.0.1:8000/v1);"
+                   " the endpoint and workload files it means are written into the run folder.")
+@click.option("--model", default=None, help="With --url: the model name the API takes.")
+@click.option("--api", default="openai-chat", show_default=True,
+              type=click.Choice(["openai-chat", "openai-responses", "anthropic-messages"]),
+              help="With --url: the API the endpoint speaks.")
+@click.option("--api-key-env", default=None, metavar="NAME",
+              help="With --url: the environment variable that holds the API key.")
+@click.option("--concurrency", default=None, metavar="N[,N...]",
+              help="With --url: a closed-loop sweep over these concurrencies (default 1).")
+@click.option("--rate", default=None, metavar="RPS[,RPS...]",
+              help="With --url: open-loop Poisson arrivals at these rates instead.")
+@click.option("--input-tokens", "--isl", "input_tokens", default=128, show_default=True,
+              type=click.IntRange(1, 1_000_000), help="With --url: prompt length in tokens.")
+@click.option("--output-tokens", "--osl", "output_tokens", default=128, show_default=True,
+              type=click.IntRange(1, 131072), help="With --url: max_tokens asked for.")
+@click.option("--requests", default=None, type=click.IntRange(1, 1_000_000),
+              help="With --url: requests per point (default 64).")
+@click.option("--duration", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="With --url and --rate: seconds of arrivals per point at the highest rate.")
+@click.option("--warmup", default=2, show_default=True, type=click.IntRange(0, 100000),
+              help="With --url: warm-up requests per point, not measured.")
+@click.option("--seed", default=1, show_default=True, type=int,
+              help="With --url: the seed of prompts and arrivals.")
 def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Path | None,
         quick: bool, client_region: str | None, shard: str | None, no_progress: bool,
-        as_json: bool) -> None:
+        as_json: bool, url: str | None, model: str | None, api: str, api_key_env: str | None,
+        concurrency: str | None, rate: str | None, input_tokens: int, output_tokens: int,
+        requests: int | None, duration: float | None, warmup: int, seed: int) -> None:
     """Run one workload against one endpoint and write runs/<run-id>/result.json.
 
     Exit status: 0 when the run measured what it set out to; 1 when it could not start (bad
@@ -72,8 +99,18 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
     from runner.entry import run_command
     from runner.report import render, report
 
+    inputs = None
+    if url is not None:
+        if endpoint or workload or resume:
+            raise click.UsageError("--url replaces --endpoint and --workload (and --resume)")
+        inputs = _quick_inputs(url, model, api, api_key_env, concurrency, rate, input_tokens,
+                               output_tokens, requests, duration, warmup, seed, out)
+        endpoint, workload = (str(p) for p in inputs)
+    elif model is not None:
+        raise click.UsageError("--model goes with --url (an endpoint file names its model)")
     if workload is None and resume is None:
-        raise click.UsageError("give --workload (and --endpoint), or --resume RUN_DIR")
+        raise click.UsageError("give --workload (and --endpoint), --url URL --model M, "
+                               "or --resume RUN_DIR")
     if resume is None and endpoint is None:
         endpoint = "emulator"
     from runner.progress import auto_mode
@@ -89,6 +126,11 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
         shard=shard,
         progress=mode,
     )
+    if inputs is not None:
+        from runner.quick_path import keep_inputs
+
+        for path in results:
+            keep_inputs(inputs, path.parent)
     summaries = [report(json.loads(p.read_text(encoding="utf-8")), str(p)) for p in results]
     if as_json:
         click.echo(json.dumps(summaries if len(summaries) != 1 else summaries[0], indent=1))
@@ -96,6 +138,59 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
         click.echo("\n\n".join(render(s) for s in summaries))
     if any(s["problems"] for s in summaries):
         sys.exit(3)
+
+
+def _quick_inputs(url: str, model: str | None, api: str, api_key_env: str | None,
+                  concurrency: str | None, rate: str | None, input_tokens: int,
+                  output_tokens: int, requests: int | None, duration: float | None,
+                  warmup: int, seed: int, out: Path | None) -> tuple[Path, Path]:
+    """The endpoint and workload files of a run without YAML (runner.quick_path)."""
+    from runner.quick_path import QuickRun, parse_list, write_inputs
+
+    if not model:
+        raise click.UsageError("--url needs --model (the model name the API takes)")
+    if concurrency and rate:
+        raise click.UsageError("give --concurrency or --rate, not both")
+    spec = QuickRun(
+        url=url, model=model, api=api, api_key_env=api_key_env,
+        concurrency=tuple(int(c) for c in parse_list(concurrency, int, "--concurrency"))
+        if concurrency else (1,),
+        rates=parse_list(rate, float, "--rate") if rate else (),
+        input_tokens=input_tokens, output_tokens=output_tokens, requests=requests,
+        duration_s=duration, warmup=warmup, seed=seed,
+    )
+    return write_inputs(spec, (out or Path("runs")).resolve())
+
+
+@main.group()
+def endpoint() -> None:
+    """Endpoint files: `epbench endpoint new` writes a commented one to fill in."""
+
+
+@endpoint.command("new")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--url", "--base-url", "url", default="http://127.0.0.1:8000/v1", show_default=True,
+              help="The endpoint's base URL.")
+@click.option("--model", default="my-model", show_default=True, help="The model name.")
+@click.option("--division", type=click.Choice(["self-hosted", "serviced"]),
+              default="self-hosted", show_default=True,
+              help="self-hosted: priced per hour; serviced: priced per million tokens.")
+@click.option("--api", default="openai-chat", show_default=True,
+              type=click.Choice(["openai-chat", "openai-responses", "anthropic-messages"]))
+@click.option("--api-key-env", default=None, metavar="NAME",
+              help="The environment variable that holds the API key.")
+@click.option("--id", "endpoint_id", default=None, help="The endpoint id (default: from URL).")
+def endpoint_new(path: Path, url: str, model: str, division: str, api: str,
+                 api_key_env: str | None, endpoint_id: str | None) -> None:
+    """Write a commented endpoint file to PATH (refuses to overwrite one)."""
+    from runner.quick_path import endpoint_text
+
+    if path.exists():
+        raise click.UsageError(f"{path} exists; give another path")
+    path.write_text(endpoint_text(url, model, api, api_key_env, division, endpoint_id),
+                    encoding="utf-8")
+    click.echo(f"wrote {path}: fill in the fields marked 'fill it in', then "
+               f"`epbench validate {path}`")
 
 
 @main.command()

@@ -11,6 +11,7 @@ the one place that calls both the runner (`workloads`) and the generator.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ SERVING_WORKLOAD = "chat-short"
 # the API's own shape: several steps, parallel calls).
 NATIVE_RUNS = (("emulator-messages", "parallel-stock-quotes"),
                ("emulator-responses", "retail-refund"))
+MAX_AT_ONCE = 4  # runs side by side, each with its own emulator process
 
 
 def _print_serving(result: dict[str, Any]) -> None:
@@ -79,29 +81,31 @@ def run_demo(out: Path, quick: bool = True) -> Path:
 
     click.echo(f"epbench demo: emulator endpoint {endpoint}")
     click.echo(f"  serving sweep '{SERVING_WORKLOAD}' ({'quick' if quick else 'full'} points), "
-               "then the agentic suite ...")
-    serving = run_command(
-        endpoint=endpoint, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
-        resume=None, quick=quick, client_region="local", shard=None, progress=auto_mode(),
-    )
-    agentic_dir = data_dir("workloads") / "agentic"
-    agentic = run_command(
-        endpoint=endpoint, workload=agentic_dir, out=runs_dir, resume=None, quick=quick,
-        client_region="local", shard=None, progress=auto_mode(),
-    )
-    for endpoint_id, agentic_id in NATIVE_RUNS:
-        native = resolve_endpoint(endpoint_id)
+               "and the agentic suite, side by side ...")
+
+    def runs(endpoint_path: Path, workload: Path) -> list[Path]:
+        return run_command(endpoint=endpoint_path, workload=workload, out=runs_dir, resume=None,
+                           quick=quick, client_region="local", shard=None, progress=auto_mode())
+
+    # Every run_command starts its own emulator process: the runs share no server, so they go
+    # side by side, at most MAX_AT_ONCE (six emulators starting at once on two loaded cores
+    # missed their 20 s start deadline); the longest runs (the serving sweeps) go first.
+    # Every figure is still its own journal's, and validated. Measured: "Done in 111 s" (120 s
+    # wall) in an empty folder on this 2-core machine, against 232-264 s one after another.
+    jobs: list[tuple[str, Path, Path]] = [
+        ("serving", endpoint, resolve_workload(SERVING_WORKLOAD)),
+        ("agentic", endpoint, data_dir("workloads") / "agentic")]
+    natives = [(resolve_endpoint(e), resolve_workload(w)) for e, w in NATIVE_RUNS]
+    for native, agentic_workload in natives:
         click.echo(f"  on {load_document(native)['api']}: serving sweep '{SERVING_WORKLOAD}' "
-                   f"and agentic workload '{agentic_id}' ...")
-        serving += run_command(
-            endpoint=native, workload=resolve_workload(SERVING_WORKLOAD), out=runs_dir,
-            resume=None, quick=quick, client_region="local", shard=None,
-            progress=auto_mode(),
-        )
-        agentic += run_command(
-            endpoint=native, workload=resolve_workload(agentic_id), out=runs_dir, resume=None,
-            quick=quick, client_region="local", shard=None, progress=auto_mode(),
-        )
+                   f"and agentic workload '{agentic_workload.stem}' ...")
+        jobs.append(("serving", native, resolve_workload(SERVING_WORKLOAD)))
+    jobs += [("agentic", native, agentic_workload) for native, agentic_workload in natives]
+    with ThreadPoolExecutor(max_workers=MAX_AT_ONCE) as pool:
+        futures = [(kind, pool.submit(runs, ep, wl)) for kind, ep, wl in jobs]
+        done = [(kind, future.result()) for kind, future in futures]
+    serving = [p for kind, paths in done if kind == "serving" for p in paths]
+    agentic = [p for kind, paths in done if kind == "agentic" for p in paths]
 
     submitted: list[Path] = []
     problems = 0

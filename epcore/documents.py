@@ -55,8 +55,33 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """The YAML safe loader, refusing duplicate keys (which PyYAML would silently overwrite)."""
+    """The YAML safe loader, refusing duplicate keys (which PyYAML would silently overwrite),
+    building JSON values only: an unquoted date (`effective_date: 2026-01-01`) stays the string
+    it was written as, and the tags for bytes, sets and ordered pairs are refused."""
+
+    yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML reads it from the class)
+        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+def _as_written(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+def _not_json(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"the tag {node.tag} builds a value JSON does not have", node.start_mark
+    )
+
+
+_UniqueKeyLoader.add_constructor(_TIMESTAMP_TAG, _as_written)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
@@ -188,9 +213,9 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise DocumentError(
-            path, LoadProblem("file.syntax", f"invalid YAML{where}: {reason}")
-        ) from None
+        raise DocumentError(path, LoadProblem(
+            "file.syntax", f"invalid YAML{where}: {reason}", fix=_yaml_fix(where),
+        )) from None
     if _depth(value, MAX_DEPTH) > MAX_DEPTH:
         raise DocumentError(
             path, LoadProblem("file.depth", f"nesting deeper than {MAX_DEPTH} levels")
@@ -211,6 +236,14 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
                                   fix="write a number in range (no count or figure is that large)")
         raise DocumentError(path, problem)
     return value
+
+
+def _yaml_fix(where: str) -> str:
+    """The fix text for a YAML syntax error found `where` (" at line L column C", or "")."""
+    place = f"look{where}" if where else "look through the file"
+    return (f"fix the YAML syntax: {place} (and the line before it) for an unclosed quote "
+            "or bracket, a tab used for indent, or indentation that does not line up; quote "
+            "a value that starts with : { [ & * ! | > % @ or `")
 
 
 def _guard_yaml(text: str, path: Path) -> None:

@@ -45,3 +45,12 @@ def pointer_from_path(parts: list[str | int] | tuple[str | int, ...]) -> str:
         return ""
     escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in parts)
     return "/" + "/".join(escaped)
+
+
+def problems_text(findings: list[Finding]) -> str:
+    """Every finding of a file that stops a run, one line each (file, pointer, what, what to do),
+    for an InputError: a user fixes them all in one pass instead of one per attempt."""
+    lines = [f"{f.file}:{f.pointer or '/'}: {f.message}" + (f" ({f.fix})" if f.fix else "")
+             for f in findings]
+    head = f"{len(lines)} problems:\n  " if len(lines) > 1 else ""
+    return head + "\n  ".join(lines)

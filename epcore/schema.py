@@ -86,31 +86,52 @@ def check_schema(document: Any, kind: str, file: str) -> list[Finding]:
     validator = validator_for(kind)
     findings: list[Finding] = []
     errors = sorted(
-        validator.iter_errors(document), key=lambda e: (list(e.absolute_path), e.message)
+        validator.iter_errors(document), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
     )
-    for error in errors[:MAX_SCHEMA_ERRORS]:
-        # For oneOf/anyOf failures, the deepest sub-error says more than "is not valid under any".
-        best = error
-        if error.context:
-            best = max(error.context, key=lambda e: len(e.absolute_path))
+    leaves = [leaf for top in errors for leaf in _leaves(top)]
+    for error, title in leaves[:MAX_SCHEMA_ERRORS]:
+        message = _describe(error)
+        if title:
+            message += f" (read as {title})"
         findings.append(
             Finding(
                 file=file,
-                pointer=pointer_from_path(list(best.absolute_path)),
-                check=f"schema.{best.validator}",
+                pointer=pointer_from_path(list(error.absolute_path)),
+                check=f"schema.{error.validator}",
                 severity="reject",
-                message=_describe(best),
-                fix=_fix_for(best),
+                message=message,
+                fix=_fix_for(error),
             )
         )
-    if len(errors) > MAX_SCHEMA_ERRORS:
+    if len(leaves) > MAX_SCHEMA_ERRORS:
         findings.append(
             Finding(
                 file, "", "schema.more", "reject",
-                f"{len(errors) - MAX_SCHEMA_ERRORS} more schema errors not shown",
+                f"{len(leaves) - MAX_SCHEMA_ERRORS} more schema errors not shown",
             )
         )
     return findings
+
+
+def _leaves(error: Any, title: str = "") -> list[tuple[Any, str]]:
+    """The errors that name a field, for one schema error: a oneOf/anyOf failure ("is not valid
+    under any of the given schemas") is replaced by the errors of the branch the value came
+    closest to (fewest errors; a branch of another type only when no other is left), each with
+    that branch's title where the schema gives one."""
+    if not error.context:
+        return [(error, title)]
+    branches: dict[Any, list[Any]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    shaped = [b for b in branches.values()
+              if not (len(b) == 1 and b[0].validator == "type"
+                      and list(b[0].absolute_path) == list(error.absolute_path))]
+    closest = min(shaped or list(branches.values()), key=len)
+    out: list[tuple[Any, str]] = []
+    for sub in closest:
+        name = sub.schema.get("title", "") if isinstance(sub.schema, dict) else ""
+        out.extend(_leaves(sub, name or title))
+    return out
 
 
 def _fix_for(error: Any) -> str:

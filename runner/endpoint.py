@@ -17,6 +17,7 @@ from typing import Any
 
 from epcore.documents import load_document
 from epcore.errors import InputError, RunError
+from epcore.findings import problems_text
 from epcore.pricing import card_on
 from epcore.schema import check_schema
 
@@ -53,8 +54,7 @@ def load_endpoint(path: Path, environ: dict[str, str] | None = None) -> Endpoint
         raise InputError(f"{path}: an endpoint file must be a mapping with `kind: endpoint`")
     findings = check_schema(doc, "endpoint", str(path))
     if findings:
-        first = findings[0]
-        raise InputError(f"{path}:{first.pointer or '/'}: {first.message} ({first.fix})")
+        raise InputError(problems_text(findings))
     env = os.environ if environ is None else environ
     key_name = doc.get("api_key_env")
     api_key = None

@@ -74,8 +74,9 @@ def run_command(
             )
     results: list[Path] = []
     refused: list[str] = []
-    agentic_dirs = sorted({w.path.parent for w in loaded if w.kind == "agentic-workload"})
-    with _endpoint_url(ep, agentic_dirs or None) as base_url:
+    # the emulator plays exactly the workloads of this run, not every file beside them
+    agentic_files = sorted({w.path for w in loaded if w.kind == "agentic-workload"})
+    with _endpoint_url(ep, agentic_files or None) as base_url:
         _check_endpoint(ep, base_url, loaded)
         for wl in loaded:
             if wl.kind == "serving-workload":
@@ -138,14 +139,14 @@ def _workload_files(path: Path) -> list[Path]:
 
 
 @contextlib.contextmanager
-def _endpoint_url(ep: Endpoint, workload_dirs: list[Path] | None) -> Iterator[str]:
+def _endpoint_url(ep: Endpoint, workload_files: list[Path] | None) -> Iterator[str]:
     """The base URL to send to; starts (and then stops) the emulator for an `emulator:` block."""
     if ep.emulator is None:
         yield ep.base_url
         return
     from runner.emulator.process import start_emulator
 
-    emulator = start_emulator(ep.doc, workload_dirs)
+    emulator = start_emulator(ep.doc, workload_files)
     try:
         yield emulator.base_url
     finally:

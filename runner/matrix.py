@@ -25,6 +25,7 @@ from typing import Any
 
 from epcore.documents import load_document
 from epcore.errors import InputError
+from epcore.findings import problems_text
 from epcore.paths import workload_ids
 from epcore.schema import check_schema
 from epcore.secret_binding import (
@@ -79,11 +80,7 @@ def _scheduled(path: Path) -> dict[str, Any] | None:
     document = load_document(path)
     findings = check_schema(document, "endpoint", str(path))
     if findings:
-        first = findings[0]
-        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-        raise InputError(
-            f"{first.line()}{more}; run `epbench validate {path}` for every problem"
-        )
+        raise InputError(problems_text(findings))
     schedule = document.get("schedule") or {}
     if not schedule.get("enabled"):
         return None

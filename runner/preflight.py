@@ -5,7 +5,8 @@ stops in seconds with one clear line instead of filling a journal with failures.
    no answer means the endpoint is unreachable; 401/403 means the key is refused; a model list
    without the endpoint file's model name means the model name is unknown.
 2. One small chat request (`max_tokens: 1`, not streamed): refused key, unknown model and no
-   answer stop the run the same way. Other failures (429, 5xx) do not: measuring them is
+   answer stop the run the same way, and so does a 404 (a path that does not exist, e.g. a
+   base_url without /v1), naming the path. Other failures (429, 5xx) do not: measuring them is
    what the run is for.
 """
 
@@ -51,6 +52,10 @@ async def preflight(
         raise RunError(f"{label}: the endpoint refused the API key (HTTP {res.status})")
     if res.status == 404 and "model" in (res.error or "").lower():
         raise RunError(f"{label}: the endpoint does not know model {model!r} ({res.error})")
+    if res.status == 404:
+        hint = "" if "/v1/" in client.url else (
+            "; most servers serve the API under /v1: does base_url lack it?")
+        raise RunError(f"{label}: no such path: {client.url} answered HTTP 404{hint}")
 
 
 def _model_ids(doc: Any) -> set[str] | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from epcore.metrics.passk import pass_hat_k_task
+from runner.failure_text import first_errors
 from runner.journal import Journal
 from runner.run_folder import JOURNAL_FILE
 
@@ -23,6 +24,7 @@ def report(result: dict[str, Any], path: str) -> dict[str, Any]:
         "workload": result["workload"]["id"],
         "endpoint": result["endpoint"].get("id"),
         "problems": shortfalls(result),
+        "errors": first_errors(Path(path).parent / JOURNAL_FILE),
     }
     settings = result.get("settings") or {}
     if settings.get("fallbacks"):
@@ -182,6 +184,8 @@ def render(summary: dict[str, Any]) -> str:
     calibration = summary.get("calibration")
     if calibration and calibration.get("source") == "none":
         lines.append("input lengths: not calibrated (the endpoint reports no usage)")
+    for cls, row in summary.get("errors", {}).items():
+        lines.append(f"error {cls}: {row['count']} requests, the first said: {row['first'] or '-'}")
     for warning in summary.get("warnings", []):
         lines.append(f"warning: {warning}")
     for problem in summary["problems"]:

@@ -163,7 +163,8 @@ class ServingRunner:
         pending = self._pending(point)
         if not pending:
             return
-        bar = PointProgress(f"{self.workload.id} {point.id}", len(pending), self.ctx.progress)
+        bar = PointProgress(f"{self.workload.id} {point.id}", len(point.requests),
+                            self.ctx.progress, done_before=len(point.requests) - len(pending))
         try:
             warm = [r for r in pending if r.warmup]
             measured = [r for r in pending if not r.warmup]
@@ -179,7 +180,9 @@ class ServingRunner:
         )
         if not pending:
             return
-        bar = PointProgress(f"{self.workload.id} {label}", len(pending), self.ctx.progress)
+        planned = sum(len(p.requests) for p in points)
+        bar = PointProgress(f"{self.workload.id} {label}", planned, self.ctx.progress,
+                            done_before=planned - len(pending))
         shift = pending[0].offset_s or 0.0
         t0 = _clock() + _OPEN_LOOP_LEAD_NS
         tasks = []

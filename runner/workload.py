@@ -14,6 +14,7 @@ from typing import Any
 
 from epcore.documents import parse_document, read_bytes_limited
 from epcore.errors import InputError
+from epcore.findings import problems_text
 from epcore.schema import check_schema
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -57,8 +58,7 @@ def load_workload_file(path: Path) -> LoadedWorkload:
         )
     findings = check_schema(doc, str(kind), str(path))
     if findings:
-        first = findings[0]
-        raise InputError(f"{path}:{first.pointer or '/'}: {first.message} ({first.fix})")
+        raise InputError(problems_text(findings))
     return LoadedWorkload(path=Path(path), doc=doc, sha256=sha, kind=str(kind))
 
 

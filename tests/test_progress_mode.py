@@ -35,7 +35,7 @@ def test_the_demo_asks_for_progress_lines_when_stderr_is_not_a_terminal():
         "    demo.run_demo(__import__('pathlib').Path('.'))\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(seen)\n"
+        "print(sorted(set(seen)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)

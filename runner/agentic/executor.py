@@ -54,7 +54,10 @@ async def run_agentic(
     card = ctx.endpoint.get("pricing")
     concurrency = max(1, int((workload_doc.get("settings") or {}).get("concurrency", 1)))
     gate = asyncio.Semaphore(concurrency)
-    bar = _progress(ctx, workload.id, len(workload.tasks) * trials)
+    planned = [(t.id, k) for t in workload.tasks for k in range(trials)]
+    earlier = [done[key] for key in planned if key in done]
+    bar = _progress(ctx, workload.id, len(planned), len(earlier),
+                    sum(r.requests for r in earlier))
 
     async def one(task_index: int, trial: int) -> TrialRecord:
         task = workload.tasks[task_index]
@@ -73,7 +76,8 @@ async def run_agentic(
             )
             record = await run.run()
         if bar is not None:
-            bar.update({"class": "ok" if record.result == "success" else "error"})
+            bar.update({"class": "ok" if record.result == "success" else "error",
+                        "requests": record.requests})
         return record
 
     jobs = [one(i, k) for i in range(len(workload.tasks)) for k in range(trials)]
@@ -85,11 +89,13 @@ async def run_agentic(
     return summarize([t.id for t in workload.tasks], trials, records, card)
 
 
-def _progress(ctx: RunContext, label: str, total: int) -> Any:
+def _progress(ctx: RunContext, label: str, total: int, done_before: int,
+              requests_before: int) -> Any:
     if getattr(ctx, "progress", False) in (False, "off"):
         return None
     try:
         from runner.progress import PointProgress
     except ImportError:
         return None
-    return PointProgress(label, total, ctx.progress)
+    return PointProgress(label, total, ctx.progress, done_before, unit="trials",
+                         requests_before=requests_before)

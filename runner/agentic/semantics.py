@@ -13,6 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
 from epcore.findings import Finding
 from runner.agentic import pointer
@@ -55,16 +56,13 @@ def _finding(file: str, where: list[str | int], check: str, message: str, fix: s
 
 
 def _arg_errors(parameters: dict[str, Any], arguments: dict[str, Any], partial: bool) -> list[str]:
+    # a broken parameters schema is _check_tools' finding; here it only must not crash
     try:
-        validator = Draft202012Validator(parameters)
-    except SchemaError:
+        Draft202012Validator.check_schema(parameters)
+        errors = list(Draft202012Validator(parameters).iter_errors(arguments))
+    except (SchemaError, Unresolvable, AttributeError, TypeError):
         return []
-    out = []
-    for error in validator.iter_errors(arguments):
-        if partial and error.validator == "required":
-            continue
-        out.append(error.message)
-    return out
+    return [e.message for e in errors if not (partial and e.validator == "required")]
 
 
 def _check_tools(
@@ -87,13 +85,16 @@ def _check_tools(
         names.add(tool.name)
         try:
             Draft202012Validator.check_schema(tool.parameters)
-        except SchemaError as exc:
+            # a $ref that leads nowhere passes the meta-schema and fails on the first call
+            list(Draft202012Validator(tool.parameters).iter_errors({}))
+        except (SchemaError, Unresolvable, AttributeError, TypeError) as exc:
+            reason = exc.message if isinstance(exc, SchemaError) else f"{exc} ($ref?)"
             out.append(
                 _finding(
                     file,
                     [*at, "parameters"],
                     "parameters-schema",
-                    f"parameters is not a valid JSON Schema: {exc.message}",
+                    f"parameters is not a valid JSON Schema: {reason}",
                     "fix the JSON Schema",
                 )
             )

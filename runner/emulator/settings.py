@@ -13,6 +13,7 @@ from typing import Any
 
 from epcore.documents import load_document
 from epcore.errors import InputError
+from epcore.findings import problems_text
 
 DEFAULT_MAX_TOKENS = 256  # a request without max_tokens and no output_tokens distribution
 
@@ -103,9 +104,7 @@ def settings_from_endpoint(document: Any, file: str) -> EmulatorSettings:
 
     findings = check_schema(document, "endpoint", file)
     if findings:
-        first = findings[0]
-        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-        raise InputError(f"{first.line()}{more}")
+        raise InputError(problems_text(findings))
     return settings_from_block(document, file)
 
 
