@@ -39,6 +39,11 @@ class ChatResponse:
     done: bool = False
     t_byte_ns: int = 0  # the last read of the response (for deadline vs idle timeout)
     body_bytes: int = 0
+    # What usage is held to (epcore.usage_bounds): UTF-8 bytes of the text, reasoning and
+    # tool-call names and arguments received, the tool calls seen, the SSE events read.
+    content_bytes: int = 0
+    tool_calls: int = 0
+    sse_events: int = 0
 
     @property
     def ok(self) -> bool:

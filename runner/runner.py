@@ -98,6 +98,10 @@ def make_record(
         "attempts": attempts,
         "retry_s": round(retry_s, 6),
         "retry_tokens": retry_tokens,
+        # streamed evidence (epcore.journal_lines.STREAMED_FIELDS; epcore.usage_bounds)
+        "content_bytes": res.content_bytes,
+        "tool_calls": res.tool_calls,
+        "sse_events": res.sse_events,
     }
 
 
