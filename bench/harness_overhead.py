@@ -40,13 +40,15 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_DIR = ROOT / "bench" / ".peers"
 CACHE_DIR = ROOT / "bench" / ".cache"
-MODEL = "mock-model"
+# What the baseline clients send when no server was asked (their own --model flag).
+DEFAULT_MODEL = "mock-model"
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,15 @@ class PeerSpec:
         return self.venv / "bin" / self.executable
 
 
+# Every version is pinned, the libraries the peers load included: a peer that moves on moves
+# the figure (GuideLLM's mock server renamed its model once and the bench stopped running).
 PEERS: dict[str, PeerSpec] = {
     # torch first: `pip install torch==2.13.0` takes the CPU wheel on this machine's disk,
     # where an unpinned torch pulled in by guidellm would be a multi-GB CUDA download.
     "guidellm": PeerSpec(
         "guidellm", "guidellm",
-        (("torch==2.13.0",), ("guidellm==0.8.1", "tokenizers", "transformers")),
+        (("torch==2.13.0",),
+         ("guidellm==0.8.1", "tokenizers==0.23.3", "transformers==5.24.0")),
     ),
     "aiperf": PeerSpec("aiperf", "aiperf", (("aiperf==0.13.0", "tokenizers", "transformers"),)),
 }
@@ -196,11 +201,27 @@ def start_emulator_server(log: Path) -> tuple[subprocess.Popen[bytes], int]:
 # ---------------------------------------------------------------- the clients
 
 
-def epbench_command(port: int, load: Load, n: int, work: Path, tool: str) -> list[str]:
+def served_model(port: int) -> str:
+    """The first model id the server lists on /v1/models: the name every client sends.
+
+    GuideLLM's mock server names its model itself (0.8.1: `llama-3.1-8b-instruct`) and
+    epbench's preflight refuses a model the server does not list, so the name is asked, never
+    assumed."""
+    url = f"http://127.0.0.1:{port}/v1/models"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            doc = json.loads(answer.read())
+        return str(doc["data"][0]["id"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise SystemExit(f"{url}: no model id to send ({type(exc).__name__}: {exc})") from None
+
+
+def epbench_command(port: int, model: str, load: Load, n: int, work: Path,
+                    tool: str) -> list[str]:
     endpoint = work / "endpoint.yaml"
     endpoint.write_text(
         "kind: endpoint\nschema_version: 1\nid: harness-mock\nprovider: bench\n"
-        f"model: {{name: {MODEL}}}\napi: openai-chat\n"
+        f"model: {{name: {json.dumps(model)}}}\napi: openai-chat\n"
         f"base_url: http://127.0.0.1:{port}/v1\napi_key_env: null\n"
         "division: self-hosted\nregion: local\n"
         "pricing: {usd_per_hour: 1.0, effective_date: '2026-01-01'}\n"
@@ -220,8 +241,9 @@ def epbench_command(port: int, load: Load, n: int, work: Path, tool: str) -> lis
             "--no-progress"]
 
 
-def aiperf_command(port: int, load: Load, n: int, work: Path, tokenizer: Path) -> list[str]:
-    return [str(PEERS["aiperf"].bin), "profile", "-m", MODEL,
+def aiperf_command(port: int, model: str, load: Load, n: int, work: Path,
+                   tokenizer: Path) -> list[str]:
+    return [str(PEERS["aiperf"].bin), "profile", "-m", model,
             "--url", f"http://127.0.0.1:{port}", "--endpoint-type", "chat", "--streaming",
             "--concurrency", str(load.concurrency), "--request-count", str(n),
             "--tokenizer", str(tokenizer),
@@ -231,9 +253,10 @@ def aiperf_command(port: int, load: Load, n: int, work: Path, tokenizer: Path) -
             "--artifact-dir", str(work / f"aiperf-{n}"), "--ui-type", "none"]
 
 
-def guidellm_command(port: int, load: Load, n: int, work: Path, tokenizer: Path) -> list[str]:
+def guidellm_command(port: int, model: str, load: Load, n: int, work: Path,
+                     tokenizer: Path) -> list[str]:
     return [str(PEERS["guidellm"].bin), "run",
-            "--backend", f"kind=openai_http,target=http://127.0.0.1:{port}",
+            "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model={model}",
             "--profile", f"kind=concurrent,streams={load.concurrency}",
             "--data", f"kind=synthetic_text,prompt_tokens={load.input_tokens},"
                       f"output_tokens={load.output_tokens}",
@@ -243,9 +266,9 @@ def guidellm_command(port: int, load: Load, n: int, work: Path, tokenizer: Path)
             "--output", f"kind=json,path={work / f'guidellm-{n}.json'}"]
 
 
-def baseline_command(kind: str, port: int, load: Load, n: int) -> list[str]:
+def baseline_command(kind: str, port: int, model: str, load: Load, n: int) -> list[str]:
     return [sys.executable, str(Path(__file__).resolve()), "--baseline-client", kind,
-            "--url", f"http://127.0.0.1:{port}/v1/chat/completions",
+            "--url", f"http://127.0.0.1:{port}/v1/chat/completions", "--model", model,
             "--n", str(n), "--concurrency", str(load.concurrency),
             "--input-tokens", str(load.input_tokens), "--output-tokens", str(load.output_tokens)]
 
@@ -310,8 +333,8 @@ def measure(tool: str, command: list[str], n: int, work: Path) -> Sample:
 # ---------------------------------------------------------------- minimal baseline clients
 
 
-def run_baseline_client(kind: str, url: str, n: int, concurrency: int, input_tokens: int,
-                        output_tokens: int) -> None:
+def run_baseline_client(kind: str, url: str, model: str, n: int, concurrency: int,
+                        input_tokens: int, output_tokens: int) -> None:
     """A minimal streaming client: the floor of what httpx (+uvloop) costs per request."""
     import httpx
 
@@ -323,7 +346,7 @@ def run_baseline_client(kind: str, url: str, n: int, concurrency: int, input_tok
             async def worker() -> None:
                 nonlocal done
                 for i in counter:
-                    body = {"model": MODEL, "stream": True, "max_tokens": output_tokens,
+                    body = {"model": model, "stream": True, "max_tokens": output_tokens,
                             "stream_options": {"include_usage": True},
                             "messages": [{"role": "user",
                                           "content": f"{i} " + "word " * input_tokens}]}
@@ -369,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     parser.add_argument("--baseline-client", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--url", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--model", default=DEFAULT_MODEL, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--concurrency", type=int, default=16, help=argparse.SUPPRESS)
     parser.add_argument("--input-tokens", type=int, default=128, help=argparse.SUPPRESS)
@@ -376,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.baseline_client:
-        run_baseline_client(args.baseline_client, args.url, args.n, args.concurrency,
+        run_baseline_client(args.baseline_client, args.url, args.model, args.n,
+                            args.concurrency,
                             args.input_tokens, args.output_tokens)
         return 0
 
@@ -396,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         server, port = start_mock_server(load, work / "server.log")
     else:
         server, port = start_emulator_server(work / "server.log")
+    model = served_model(port)
 
     tools = ([] if args.no_epbench else ["epbench"]) + peers
     if args.variants:
@@ -404,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         tools += ["baseline-httpx", "baseline-httpx-uvloop"]
     print(f"# {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} server={args.server} "
           f"port={port} concurrency={load.concurrency} in={load.input_tokens} "
-          f"out={load.output_tokens} n1={args.n1} n2={args.n2} reps={args.reps} "
+          f"out={load.output_tokens} model={model} n1={args.n1} n2={args.n2} reps={args.reps} "
           f"python={platform.python_version()} cpus={os.cpu_count()} work={work}", flush=True)
 
     figures = Figures()
@@ -415,15 +441,17 @@ def main(argv: list[str] | None = None) -> int:
                     rep_work = work / f"rep{rep}"
                     rep_work.mkdir(exist_ok=True)
                     if tool in ("epbench", "epbench-no-uvloop"):
-                        command = epbench_command(port, load, n, rep_work, tool)
+                        command = epbench_command(port, model, load, n, rep_work, tool)
                     elif tool == "aiperf":
                         assert tokenizer is not None
-                        command = aiperf_command(port, load, n, rep_work, tokenizer)
+                        command = aiperf_command(port, model, load, n, rep_work, tokenizer)
                     elif tool == "guidellm":
                         assert tokenizer is not None
-                        command = guidellm_command(port, load, n, rep_work, tokenizer)
+                        command = guidellm_command(port, model, load, n, rep_work,
+                                                   tokenizer)
                     else:
-                        command = baseline_command(tool.removeprefix("baseline-"), port, load, n)
+                        command = baseline_command(tool.removeprefix("baseline-"), port, model,
+                                                   load, n)
                     figures.samples.append(measure(tool, command, n, rep_work))
     finally:
         server.terminate()

@@ -17,6 +17,8 @@ home page's answers consider rankable results only.
     thin-sample        a point (or the agentic decisions) with fewer samples than a p90 needs
     harness-fault      an agentic trial failed because of the harness
     resume-gap         resumed after a gap longer than `ranking.max_resume_gap_s` (default 300 s)
+    usage-implausible  a point with a request whose `usage` no stream could carry
+                       (epcore.usage_bounds): the endpoint's own counts cannot be believed
 
 A new reason (e.g. a quality gate) is one more block here, with its code in REASONS.
 """
@@ -38,7 +40,7 @@ between the two halves of a run, so they no longer measure one thing."""
 P90_SAMPLES = MIN_SAMPLES["p90"]
 
 REASONS = ("emulated", "quick", "imported", "no-evidence", "all-failed", "error-rate",
-           "thin-sample", "harness-fault", "resume-gap")
+           "thin-sample", "harness-fault", "resume-gap", "usage-implausible")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,11 @@ def _serving(points: list[Mapping[str, Any]], max_error: float) -> list[Reason]:
     elif issued and failed / issued > max_error:
         out.append(Reason("error-rate", f"error rate {failed / issued:.1%} above the "
                                         f"{max_error:.0%} limit"))
+    lied = [p["id"] for p in points if int((p.get("errors") or {}).get("usage_implausible", 0))]
+    if lied:
+        out.append(Reason("usage-implausible", "usage counts no stream could carry at "
+                                               f"{', '.join(map(str, lied[:3]))}"
+                                               f"{' and more' if len(lied) > 3 else ''}"))
     thin = [p["id"] for p in points if int((p.get("ttft_ms") or {}).get("n", 0)) < P90_SAMPLES]
     if thin:
         out.append(Reason("thin-sample", f"fewer than {P90_SAMPLES} samples (what a p90 needs) "

@@ -45,6 +45,8 @@ import httpx
 
 from epcore.metrics.errors import class_for_status
 from epcore.server_evidence import clean_id, server_headers
+from epcore.usage_bounds import CLASS as USAGE_IMPLAUSIBLE
+from epcore.usage_bounds import Streamed, implausible
 from runner.apis import Api, get_api
 from runner.bounds import Bounds, ByteBudget, ProtocolViolation, Share, TooLarge
 from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
@@ -124,6 +126,7 @@ class EndpointClient:
         body = self.api.build(body)
         content = json.dumps(body, separators=(",", ":")).encode()
         extra = {REQUEST_ID_HEADER: request_id} if request_id else None
+        limit = _max_tokens(body)
         res = ChatResponse()
         request = self._http.build_request(
             "POST",
@@ -146,6 +149,10 @@ class EndpointClient:
                 _fail(res, "deadline", f"the request ran past its {bounds.timeout_s:g} s deadline")
         if res.t_done_ns == 0:
             res.t_done_ns = _clock()
+        if res.error_class is None:
+            problem = implausible(_streamed(res), limit, self.api.name)
+            if problem is not None:
+                res.error_class, res.error = USAGE_IMPLAUSIBLE, problem
         return res
 
     async def _exchange(self, request: httpx.Request, res: ChatResponse, keep: bool) -> None:
@@ -200,11 +207,6 @@ class EndpointClient:
             res.response_id = None
         t_end = _clock()
         if streamed and res.error_class is None:
-            try:
-                fold.flush()
-            except StreamFailed as exc:
-                _fail(res, exc.cls, exc.message)
-                return
             _finish(res, cut)
             res.t_done_ns = t_end
         elif cut is not None and res.error_class is None:
@@ -231,6 +233,21 @@ class EndpointClient:
             return response.status_code, json.loads(data), None
         except ValueError:
             return response.status_code, None, data[:200].decode("utf-8", "replace")
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    """The output limit a built request body asks for, in any of the three APIs."""
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _streamed(res: ChatResponse) -> Streamed:
+    return Streamed(res.input_tokens, res.output_tokens, res.reasoning_tokens,
+                    res.cache_read_tokens, res.cache_write_tokens, res.content_bytes,
+                    res.tool_calls)
 
 
 def _bound_class(exc: Exception) -> str:
@@ -309,7 +326,7 @@ async def _read_stream(
     With the lean transport this runs inside the protocol's read callback (no task wake-up
     per read); a cap, the client's byte budget or a failed stream raises out of it and ends
     the request. After each read the response's share holds what it keeps until the next:
-    the unfinished event, the payloads waiting to be parsed and the kept events."""
+    the unfinished event and the kept events (each payload is parsed as it arrives)."""
     decoder = SSEDecoder(bounds.max_event_bytes)
     feed = decoder.feed
     event = fold.event
@@ -321,7 +338,7 @@ async def _read_stream(
         if res.body_bytes > cap:
             raise TooLarge(f"the response is over {cap} bytes")
         end = any(event(t, payload) for payload in feed(data))
-        held = decoder.pending_bytes + fold.pending_bytes + fold.kept_bytes
+        held = decoder.pending_bytes + fold.kept_bytes
         if held != share.held:
             share.hold(held)
         return end
@@ -347,10 +364,10 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         return
     usage = res.usage
     if isinstance(usage, dict):
-        if isinstance(usage.get("prompt_tokens"), int):
+        if _count(usage.get("prompt_tokens")) is not None:
             res.input_tokens = usage["prompt_tokens"]
             res.input_source = "usage"
-        if isinstance(usage.get("completion_tokens"), int):
+        if _count(usage.get("completion_tokens")) is not None:
             res.output_tokens = usage["completion_tokens"]
             res.token_source = "usage"
         details = usage.get("prompt_tokens_details")

@@ -102,6 +102,10 @@ def make_record(
         "response_id": res.response_id,
         "server_headers": res.server_headers,
         # --- end of the server's side ---
+        # streamed evidence (epcore.journal_lines.STREAMED_FIELDS; epcore.usage_bounds)
+        "content_bytes": res.content_bytes,
+        "tool_calls": res.tool_calls,
+        "sse_events": res.sse_events,
     }
 
 

@@ -21,7 +21,8 @@ API_ADDED = {
     "agentic": {"api": "openai-chat", "reasoning_tokens": None, "cache_read_tokens": None,
                 "cache_write_tokens": None},
 }
-ADDED_ERROR_CLASSES = {"overloaded", "http_other", "deadline", "protocol", "too_large"}
+ADDED_ERROR_CLASSES = {"overloaded", "http_other", "deadline", "protocol", "too_large",
+                       "usage_implausible"}
 ADDED_COUNTS = {"points": {"input_tokens", "output_tokens"}}  # the point's own token counts
 
 

@@ -34,7 +34,9 @@ STREAMS = Path(__file__).parent / "streams"
 CORPORA = {"anthropic-messages": STREAMS / "anthropic", "openai-responses": STREAMS / "responses"}
 CASES = [(api, p.stem) for api, folder in CORPORA.items() for p in sorted(folder.glob("*.sse"))]
 FIELDS = ("content", "reasoning", "calls", "finish_reason", "usage")
-BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 64,
+# max_tokens covers the largest output any stream reports (140, reasoning included): usage past
+# the request's limit is usage_implausible (epcore.usage_bounds).
+BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 256,
         "stream": True}
 
 
@@ -77,7 +79,7 @@ def sdk_anthropic(port: int, name: str) -> dict[str, Any]:
     client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}/{name}", api_key="test-key",
                                  max_retries=0)
     try:
-        with client.messages.stream(model="m", max_tokens=64,
+        with client.messages.stream(model="m", max_tokens=256,
                                     messages=[{"role": "user", "content": "hi"}]) as stream:
             msg = stream.get_final_message()
     except Exception as exc:  # the SDK's failure is the observation
@@ -181,10 +183,18 @@ def test_a_stream_split_at_any_byte_boundary_translates_like_the_whole(api, name
     data, _ = load(api, name)
 
     def neutral(reads: list[bytes]) -> list[dict[str, Any]]:
+        """The neutral events, up to the payload that fails (not one JSON value, or out of
+        the API's order), which ends the list with what it raised."""
         decoder = SSEDecoder()
         payloads = [p for piece in reads for p in decoder.feed(piece)] + decoder.close()
         translator = get_api(api).translator()
-        return [e for p in payloads for e in translator.event(json.loads(p))]
+        out: list[dict[str, Any]] = []
+        for p in payloads:
+            try:
+                out += translator.event(json.loads(p))
+            except ValueError as exc:
+                return [*out, {"raised": type(exc).__name__}]
+        return out
 
     whole = neutral([data])
     assert whole

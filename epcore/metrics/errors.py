@@ -21,13 +21,16 @@ page point here).
     stream_error  a 200 stream with malformed SSE data or an {"error": ...} event
     truncated     the stream ended (or was cut) before [DONE] and before any finish_reason
     empty         a 200 answer that finished but carried no content-bearing event
+    usage_implausible  a finished answer whose `usage` no stream could carry: a negative
+                  count, more output tokens than max_tokens allows, or more visible output
+                  tokens than the bytes that were streamed (epcore.usage_bounds)
 
 Precedence: a cap or the deadline ends the request at once and wins; inside a finished 200
-stream, stream_error, then truncated, then empty. Failed requests are excluded from latency
-percentiles (the `ok` class alone feeds them). Eight classes are required in every result;
-the ones added later (`overloaded`, `http_other`, `deadline`, `protocol`, `too_large`) are
-optional in the result schema, so results written before them still load; `count_errors`
-lists every class, zeros included.
+stream, stream_error, then truncated, then empty, then usage_implausible. Failed requests are
+excluded from latency percentiles (the `ok` class alone feeds them). Eight classes are required
+in every result; the ones added later (`overloaded`, `http_other`, `deadline`, `protocol`,
+`too_large`, `usage_implausible`) are optional in the result schema, so results written
+before them still load; `count_errors` lists every class, zeros included.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ ERROR_CLASSES: tuple[str, ...] = (
     "deadline",
     "protocol",
     "too_large",
+    "usage_implausible",
 )
 # The classes every result carries (the rest were added later and are optional in the schema).
 CLASSES_IN_EVERY_RESULT: tuple[str, ...] = (

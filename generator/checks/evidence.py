@@ -6,7 +6,9 @@ the pinned sha256; then every published figure is recomputed with the functions 
 used (epcore.summary for points, Pareto, retries, burst and resumes; epcore.agentic_summary for
 the agentic section) and compared: counts and other integers exactly, other numbers to 1e-9
 relative. The first figure that differs is named with its pointer, the value in the file and
-the recomputed one. A result whose requests all failed measured nothing and is rejected.
+the recomputed one. A result whose requests all failed measured nothing and is rejected. A
+request the journal calls ok must report usage its streamed bytes and max_tokens allow
+(generator.checks.usage).
 
 Request lines may carry what the server said (`response_id`, `server_headers`): when they
 do, those must be what the runner keeps (epcore/server_evidence.py: allow-listed names,
@@ -33,6 +35,7 @@ from epcore.summary import all_failed, summarize_run
 from epcore.trial_record import TrialRecord
 from generator.checks import verified
 from generator.checks.base import check, fmt
+from generator.checks.usage import check_usage
 
 REL = 1e-9
 
@@ -103,7 +106,7 @@ def _recomputed(result: dict[str, Any], records: list[dict[str, Any]], name: str
                            f"{name}: a journal line is malformed ({type(exc).__name__})")]
     difference = first_difference(result, recomputed)
     if difference is None:
-        return _fastest_gap(result, records, file)
+        return _fastest_gap(result, records, file) or check_usage(result, records, file)
     pointer, published, again = difference
     return [RECOMPUTED.at(
         file, pointer,

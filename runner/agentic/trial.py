@@ -276,6 +276,10 @@ class TrialRun:
                 "reasoning_tokens": getattr(res, "reasoning_tokens", None),
                 "cache_read_tokens": getattr(res, "cache_read_tokens", None),
                 "cache_write_tokens": getattr(res, "cache_write_tokens", None),
+                # streamed evidence (epcore.journal_lines.STREAMED_FIELDS)
+                "content_bytes": getattr(res, "content_bytes", 0),
+                "tool_calls": getattr(res, "tool_calls", 0),
+                "sse_events": getattr(res, "sse_events", 0),
                 "status": res.status,
                 "class": res.error_class or "ok",
                 "error": res.error,

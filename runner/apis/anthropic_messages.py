@@ -22,6 +22,11 @@ Stream (what each event becomes):
     ping                   nothing
     error                  an error event (`overloaded_error` is its own class, `overloaded`)
 
+A stream opens with `message_start`: any event before it but `ping` (which carries nothing,
+and which the API may send at any time) and `error` is out of order (`OutOfOrder`, a
+stream_error), so nothing can be streamed outside a message. The stream ends
+at `message_stop`, however long the server keeps the connection after it.
+
 TTFT starts at the first text, thinking or tool_use byte; the first answer token is the
 first text or tool_use. Reasoning tokens are `usage.output_tokens_details.thinking_tokens`
 when the API reports them; `output_tokens` includes them either way.
@@ -35,6 +40,7 @@ from typing import Any
 from runner.apis.base import (
     Api,
     Json,
+    OutOfOrder,
     as_int,
     chat_completion,
     delta_event,
@@ -189,14 +195,17 @@ def usage_event(u: Json) -> Json:
 class MessagesTranslator:
     """One response's events; remembers each content block's type and argument bytes."""
 
-    __slots__ = ("_blocks", "_usage")
+    __slots__ = ("_blocks", "_started", "_usage")
 
     def __init__(self) -> None:
         self._blocks: dict[int, list[Any]] = {}  # index -> [type, argument chars]
         self._usage: Json = {}
+        self._started = False
 
     def event(self, obj: Any) -> list[Json]:
         kind = obj.get("type")
+        if not self._started and kind not in ("message_start", "ping", "error"):
+            raise OutOfOrder(f"a {str(kind)[:40]!r} event before message_start")
         if kind == "content_block_delta":
             delta = obj.get("delta") or {}
             dtype = delta.get("type")
@@ -234,6 +243,7 @@ class MessagesTranslator:
                 return [tool_delta(index, arguments="{}")]
             return []
         if kind == "message_start":
+            self._started = True
             _usage((obj.get("message") or {}).get("usage"), self._usage)
             return [usage_event(self._usage)] if self._usage else []
         if kind == "message_delta":

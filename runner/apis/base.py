@@ -31,6 +31,10 @@ from typing import Any, Protocol
 Json = dict[str, Any]
 
 
+class OutOfOrder(ValueError):
+    """An event the API does not allow where it came (e.g. content before `message_start`)."""
+
+
 class Translator(Protocol):
     def event(self, obj: Any) -> list[Json]:
         """The neutral events that one parsed SSE payload stands for (maybe none)."""

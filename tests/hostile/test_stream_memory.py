@@ -19,7 +19,7 @@ import pytest
 
 from runner.apis import get_api
 from runner.bounds import ByteBudget
-from runner.chat_stream import BATCH, ChatStreamFold
+from runner.chat_stream import ChatStreamFold
 from runner.client import EndpointClient
 from runner.response import ChatResponse
 from tests.hostile_servers import hostile_server
@@ -76,11 +76,11 @@ def test_a_response_past_the_clients_budget_fails_too_large_and_gives_its_bytes_
     assert budget.held == 0
 
 
-def test_a_batch_of_big_payloads_is_parsed_before_it_reaches_its_count():
+def test_big_payloads_are_parsed_as_they_arrive_and_none_wait():
     res = ChatResponse()
     fold = ChatStreamFold(res, False, 16 * MIB, get_api(None))
     payload = '{"choices":[{"index":0,"delta":{"content":"' + "x" * 40_000 + '"}}]}'
     for t in range(1, 4):
         fold.event(t, payload)
-    assert len(fold.pending) < 3 < BATCH
-    assert res.content_events >= 2
+    assert res.content_events == 3
+    assert not hasattr(fold, "pending")
