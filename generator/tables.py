@@ -27,10 +27,10 @@ from epcore.provenance import self_reported
 from epcore.rankable import rankability
 from epcore.schema import check_schema, kind_of
 from generator import cost, quality
-from generator.confirmation import confirmations
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.checks.workload_sha import WorkloadIndex
+from generator.confirmation import confirmations
 from generator.disclosure import disclosure
 from generator.report import Report, status_for
 from generator.validate import Checked, Reuse, validate_documents

@@ -7,6 +7,8 @@ stops in seconds with one clear line instead of filling a journal with failures.
 2. One small chat request (`max_tokens: 1`, not streamed): refused key, unknown model and no
    answer stop the run the same way. Other failures (429, 5xx) do not: measuring them is
    what the run is for.
+3. Five TCP connects to the endpoint's host and port: the round trips the run journals on its
+   session line (epcore.round_trips), the floor `epbench validate` holds latencies against.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from epcore.errors import RunError
 from runner.client import EndpointClient
+from runner.header import connect_round_trips
 
 PREFLIGHT_TIMEOUT_S = 4.0
 _UNREACHABLE = {"connection", "timeout", "deadline"}
@@ -22,8 +25,9 @@ _UNREACHABLE = {"connection", "timeout", "deadline"}
 
 async def preflight(
     quick: EndpointClient, client: EndpointClient, model: str, label: str
-) -> None:
-    """RunError (one line) when the endpoint is unreachable, refuses the key or the model.
+) -> list[float]:
+    """RunError (one line) when the endpoint is unreachable, refuses the key or the model;
+    else the round trips (ms) measured to it ([] when a connect failed).
 
     `quick` (a short deadline) takes the first look, `client` (the run's deadline) sends the
     probe: a busy endpoint may take longer to answer a chat request than a model list."""
@@ -51,6 +55,7 @@ async def preflight(
         raise RunError(f"{label}: the endpoint refused the API key (HTTP {res.status})")
     if res.status == 404 and "model" in (res.error or "").lower():
         raise RunError(f"{label}: the endpoint does not know model {model!r} ({res.error})")
+    return connect_round_trips(client.base_url)
 
 
 def _model_ids(doc: Any) -> set[str] | None:
