@@ -22,7 +22,8 @@ RUN_EXTRA = ["submitter_relationship", "source_format", "quick", "flags", "harne
 LATEST_POINT_COLUMNS = [
     "run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
     "client_region", "workload_id", "date", "submitter", "rankable", "unranked_reasons", "tier",
-    "tier_reason", *RUN_EXTRA, "point", "concurrency", "rate", "tps_per_user", "system_tps", "ttft_ms_p50",
+    "tier_reason", *RUN_EXTRA, "point", "concurrency", "rate", "tps_per_user", "system_tps",
+    "ttft_ms_p50",
     "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p90", "e2e_ms_p90", "error_rate", "completed",
     "usd_per_mtok_output", "on_pareto",
 ]
