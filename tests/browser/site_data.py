@@ -330,11 +330,31 @@ load:
 """
 
 
+SELF_REPORTED_RUN = "5e1f5e1f-self-reported-0001"
+SELF_REPORTED_SUBMITTER = "mallory"
+"""A copy of the serving sample under its own submitter and client region (its own board
+row), which the browser tests' build leaves self-reported while it counts every other result
+as attested (tests/browser/conftest.py)."""
+
+
+def self_reported_result() -> dict[str, Any]:
+    doc = json.loads(SERVING_SAMPLE.read_text())
+    doc["run_id"] = SELF_REPORTED_RUN
+    doc["submitter"] = {**doc.get("submitter", {}), "name": SELF_REPORTED_SUBMITTER}
+    doc["client"] = {**doc["client"], "region": "sa-east"}
+    return doc
+
+
 def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
     """A project folder: the sample results, `generated` synthetic ones, the XSS result and
-    workload, and the shipped endpoint and workload files."""
+    workload, the self-reported copy, and the shipped endpoint and workload files."""
     results = folder / "results"
     shutil.copytree(SAMPLES, results)
+    copy_doc = self_reported_result()
+    target = results / SELF_REPORTED_SUBMITTER / copy_doc["endpoint"]["id"] / (
+        f"2026-11-20-chat-short-{SELF_REPORTED_RUN[:8]}.json")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(copy_doc), encoding="utf-8")
     write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
     for kind in ("serving", "agentic"):
         target = folder / "workloads" / kind
