@@ -30,7 +30,8 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             return real(result, path, digest, project)
         return Provenance(ATTESTED, "signed by the browser tests' stand-in")
 
-    project = make_project(tmp_path_factory.mktemp("browser-project"), generated=12)
+    project = make_project(tmp_path_factory.mktemp("browser-project"), generated=12,
+                           self_reported=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(generator.validate, "tier_of", tier_of)
         return build_site(project / "results", tmp_path_factory.mktemp("browser-out") / "_site",

@@ -345,16 +345,19 @@ def self_reported_result() -> dict[str, Any]:
     return doc
 
 
-def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
+def make_project(folder: Path, generated: int = 12, xss: bool = True,
+                 self_reported: bool = False) -> Path:
     """A project folder: the sample results, `generated` synthetic ones, the XSS result and
-    workload, the self-reported copy, and the shipped endpoint and workload files."""
+    workload, (with `self_reported`) the self-reported copy, and the shipped endpoint and
+    workload files."""
     results = folder / "results"
     shutil.copytree(SAMPLES, results)
-    copy_doc = self_reported_result()
-    target = results / SELF_REPORTED_SUBMITTER / copy_doc["endpoint"]["id"] / (
-        f"2026-11-20-chat-short-{SELF_REPORTED_RUN[:8]}.json")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(copy_doc), encoding="utf-8")
+    if self_reported:
+        copy_doc = self_reported_result()
+        target = results / SELF_REPORTED_SUBMITTER / copy_doc["endpoint"]["id"] / (
+            f"2026-11-20-chat-short-{SELF_REPORTED_RUN[:8]}.json")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(copy_doc), encoding="utf-8")
     write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
     for kind in ("serving", "agentic"):
         target = folder / "workloads" / kind
