@@ -182,7 +182,8 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
                    slo={"ttft_ms": 2000.0, "tpot_ms": 50.0})
     lines: list[dict[str, Any]] = [
         {"type": "run", "spec": spec.to_json()},
-        {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"]},
+        {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"],
+         "rtt_ms": [round(rng.uniform(20.0, 30.0), 3) for _ in range(5)]},  # the preflight's
     ]
     jitter = rng.uniform(0.9, 1.1)
     t = 10_000 * MS
