@@ -183,7 +183,7 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
     lines: list[dict[str, Any]] = [
         {"type": "run", "spec": spec.to_json()},
         {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"],
-         "rtt_ms": [round(rng.uniform(20.0, 30.0), 3) for _ in range(5)]},  # the preflight's
+         "rtt_ms": [21.5, 22.0, 20.8, 23.1, 21.9]},  # the preflight's (rng left untouched)
     ]
     jitter = rng.uniform(0.9, 1.1)
     t = 10_000 * MS
