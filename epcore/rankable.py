@@ -1,16 +1,24 @@
 """Rankable, or why not: the one decision of what the leaderboard ranks, with its reasons.
 
-`rankability(result, limits)` returns the reasons a result is not ranked; an empty list means
-it is ranked. It reads only the result (already validated: when a result pins a journal, every
-figure in it was recomputed from that journal) and the workload's own `ranking` limits. The
+`rankability(result, limits, provenance)` returns the reasons a result is not ranked; an empty
+list means it is ranked. It reads only the result (already validated: when a result pins a
+journal, every figure in it was recomputed from that journal), the workload's own `ranking`
+limits and the tier validation gave it (epcore.provenance; none given: self-reported). The
 site tables carry `rankable` and `unranked_reasons`, the run page lists the reasons, and the
 home page's answers consider rankable results only.
 
+    self-reported      no valid attestation (epcore.provenance): the submitter's word. Always
+                       the first reason; a reader may include such results (the boards' and
+                       the home page's "Include self-reported results"), and a row whose only
+                       reason it is then ranks
     emulated           the endpoint emulator, not a real endpoint
     quick              a --quick run (shortened points)
     imported           another tool's output: there is no journal to recompute from
     no-evidence        an epbench result without its journal (written before journals were
                        submitted): nothing to recompute from
+    no-rtt             an epbench result whose journal holds no round trips the runner measured
+                       (`round_trips`, recomputed from its session lines): its latencies cannot
+                       be held against the network's
     all-failed         no request succeeded
     error-rate         failed / issued above the workload's `ranking.max_error_rate`
                        (default 5%); agentic: trials ending in an endpoint error
@@ -30,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from epcore.metrics.percentiles import MIN_SAMPLES
+from epcore.provenance import Provenance
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 """Above 5% failed requests, latency and throughput describe the requests that got through,
@@ -39,8 +48,9 @@ DEFAULT_MAX_RESUME_GAP_S = 300.0
 between the two halves of a run, so they no longer measure one thing."""
 P90_SAMPLES = MIN_SAMPLES["p90"]
 
-REASONS = ("emulated", "quick", "imported", "no-evidence", "all-failed", "error-rate",
-           "thin-sample", "harness-fault", "resume-gap", "usage-implausible")
+REASONS = ("self-reported", "emulated", "quick", "imported", "no-evidence", "no-rtt",
+           "all-failed", "error-rate", "thin-sample", "harness-fault", "resume-gap",
+           "usage-implausible")
 
 
 @dataclass(frozen=True)
@@ -54,11 +64,15 @@ class Reason:
         return self.text
 
 
-def rankability(result: Mapping[str, Any], limits: Mapping[str, Any] | None = None) -> list[Reason]:
+def rankability(result: Mapping[str, Any], limits: Mapping[str, Any] | None = None,
+                provenance: Provenance | None = None) -> list[Reason]:
     """The reasons `result` is not ranked (empty: it is ranked); `limits` is the workload's
-    `ranking` block, if it has one."""
+    `ranking` block, if it has one; `provenance` the tier validation gave it."""
     limits = limits or {}
     out: list[Reason] = []
+    if provenance is None or not provenance.attested:
+        why = provenance.reason if provenance is not None else "no attestation checked"
+        out.append(Reason("self-reported", f"self-reported: {why}"))
     endpoint = result.get("endpoint") or {}
     if endpoint.get("division") == "emulated":
         out.append(Reason("emulated", "emulated endpoint"))
@@ -68,6 +82,8 @@ def rankability(result: Mapping[str, Any], limits: Mapping[str, Any] | None = No
         out.append(Reason("imported", "imported without journal"))
     elif not result.get("evidence"):
         out.append(Reason("no-evidence", "no evidence (no journal submitted)"))
+    elif not result.get("round_trips"):
+        out.append(Reason("no-rtt", "no round trips measured by the runner in its journal"))
     max_error = float(limits.get("max_error_rate", DEFAULT_MAX_ERROR_RATE))
     out += _serving(result.get("points") or [], max_error)
     if result.get("agentic"):

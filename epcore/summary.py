@@ -25,6 +25,7 @@ from epcore.metrics import burst as burst_metrics
 from epcore.metrics import latency, pareto, throughput
 from epcore.metrics.errors import OK, count_errors
 from epcore.metrics.percentiles import summarize
+from epcore.round_trips import round_trips
 from epcore.runspec import PointSpec, RunSpec
 
 _DIGITS = 6
@@ -271,8 +272,8 @@ def burst_block(
 def summarize_run(
     spec: RunSpec, records: Iterable[Mapping[str, Any]], itl_interval: bool = False
 ) -> dict[str, Any]:
-    """`points`, `pareto`, `retries`, (burst) `burst` and (when resumed) `resumes` of a result
-    (`itl_interval`: see summarize_point)."""
+    """`points`, `pareto`, `retries`, (burst) `burst`, (when resumed) `resumes` and (when the
+    sessions journaled them) `round_trips` of a result (`itl_interval`: see summarize_point)."""
     records = list(records)
     by_point: dict[str, list[dict[str, Any]]] = {}
     for record in dedupe(records):
@@ -293,6 +294,9 @@ def summarize_run(
     listed = resumes(records)
     if listed:
         out["resumes"] = listed
+    measured = round_trips(records)
+    if measured is not None:
+        out["round_trips"] = measured
     return out
 
 

@@ -18,7 +18,8 @@ _FILTER_COLUMNS = ["run_id", "endpoint_id", "provider", "model", "api", "divisio
                    "disclosure_score"]
 VIEW_COLUMNS: dict[str, list[str]] = {
     "runs": [*_FILTER_COLUMNS, "model_version", "engine", "workload_kind", "pattern", "flags",
-             "rankable", "unranked_reasons", "quick", "max_system_tps", "tps_per_user_at_max_tps",
+             "rankable", "unranked_reasons", "tier", "tier_reason", "confirmation",
+             "confirmed_by", "quick", "max_system_tps", "tps_per_user_at_max_tps",
              "best_tps_per_user", "ttft_p90_ms_best", "ttfa_p90_ms_best", "reasoning_tokens",
              "error_rate", "usd_per_mtok_output",
              "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
@@ -32,7 +33,8 @@ VIEW_COLUMNS: dict[str, list[str]] = {
     # the newest result per endpoint x workload x client region: generator.latest).
     "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "max_system_tps",
                 "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate", "results"],
-    "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "success_rate",
+    "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "tier", "tier_reason",
+                "success_rate",
                 "success_ci_low", "success_ci_high",
                 "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
                 "usd_per_successful_task", "retry_spend_share", "quality", "quality_below",

@@ -42,7 +42,7 @@ was: a block's buffers are fresh memory that the kernel zeroes page by page (at 
 points rows, 33,000 page faults instead of 66,000); a smaller block pays more per column
 call than it saves (10,000 rows: more CPU in all)."""
 _ACROSS_FILES = ("rankable", "unranked_reasons", "flags", "quality", "quality_below", "bfcl",
-                 "journal_path")
+                 "journal_path", "tier", "tier_reason", "confirmation", "confirmed_by")
 """Run columns a build computes from more than the run's own file (from other files, the
 clock, or the journal beside it)."""
 _AGENTIC_ACROSS = ("quality", "quality_reference_run", "quality_reference_rate",

@@ -17,17 +17,20 @@ from generator.history_views import daily_history
 
 KEY = ["endpoint_id", "workload_id", "client_region"]
 # What the runs table adds to a point or agentic row: provenance for the badges.
-RUN_EXTRA = ["submitter_relationship", "source_format", "quick", "flags", "harness_version"]
+RUN_EXTRA = ["submitter_relationship", "source_format", "quick", "flags", "harness_version",
+             "confirmation", "confirmed_by"]
 LATEST_POINT_COLUMNS = [
     "run_id", "endpoint_id", "provider", "model", "division", "hardware", "region",
-    "client_region", "workload_id", "date", "submitter", "rankable", "unranked_reasons",
-    *RUN_EXTRA, "point", "concurrency", "rate", "tps_per_user", "system_tps", "ttft_ms_p50",
+    "client_region", "workload_id", "date", "submitter", "rankable", "unranked_reasons", "tier",
+    "tier_reason", *RUN_EXTRA, "point", "concurrency", "rate", "tps_per_user", "system_tps",
+    "ttft_ms_p50",
     "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p90", "e2e_ms_p90", "error_rate", "completed",
     "usd_per_mtok_output", "on_pareto",
 ]
 LATEST_AGENTIC_COLUMNS = [
     "run_id", "endpoint_id", "provider", "model", "division", "client_region", "workload_id",
-    "date", "submitter", "rankable", "unranked_reasons", *RUN_EXTRA, "trials", "tasks",
+    "date", "submitter", "rankable", "unranked_reasons", "tier", "tier_reason", *RUN_EXTRA,
+    "trials", "tasks",
     "success_rate", "success_ci_low", "success_ci_high", "pass_hat_1", "decision_ms_p90",
     "correct_call_rate", "usd_per_task", "usd_per_successful_task", "retry_spend_share",
     "quality", "quality_below",
@@ -35,15 +38,24 @@ LATEST_AGENTIC_COLUMNS = [
 
 
 def latest_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """One run per endpoint × workload × client region: rankable first, then newest."""
+    """One run per endpoint × workload × client region: rankable first, then one that only
+    its tier keeps from ranking (self-reported, ranked when the reader includes those), then
+    newest."""
     if runs.empty:
         return runs
-    ranked = runs.assign(_rank=runs["rankable"].fillna(False).astype(bool),
+    rankable = runs["rankable"].fillna(False).astype(bool)
+    if "tier" in runs.columns:
+        only_tier = (runs["tier"] == "self-reported") & runs["unranked_reasons"].map(
+            lambda reasons: reasons is not None and len(reasons) == 1)
+    else:
+        only_tier = pd.Series(False, index=runs.index)
+    ranked = runs.assign(_rank=rankable, _included=rankable | only_tier,
                          _region=runs["client_region"].fillna(""))
-    ranked = ranked.sort_values(["_rank", "date", "run_id"], ascending=[False, False, True],
+    ranked = ranked.sort_values(["_rank", "_included", "date", "run_id"],
+                                ascending=[False, False, False, True],
                                 na_position="last", kind="stable")
     keep = ranked.drop_duplicates(["endpoint_id", "workload_id", "_region"], keep="first")
-    return keep.drop(columns=["_rank", "_region"])
+    return keep.drop(columns=["_rank", "_included", "_region"])
 
 
 def _joined(rows: pd.DataFrame, latest: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

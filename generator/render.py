@@ -264,7 +264,8 @@ def frontier_by_run(points: Any, run_ids: Any = None) -> dict[str, list[str]]:
 
 
 ROW_COLUMNS = ("run_id", "result_path", "journal_path", "flags", "unranked_reasons",
-               "rankable", "disclosure_score", "quality", "quality_below", "bfcl")
+               "rankable", "disclosure_score", "quality", "quality_below", "bfcl", "tier",
+               "tier_reason", "confirmation", "confirmed_by")
 """The `runs` columns a result page reads (`result_context` and `result.html.j2`); its row
 carries only these (and `frontier`), while its digest is taken over the whole row."""
 

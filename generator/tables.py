@@ -23,19 +23,21 @@ from epcore.documents import DocumentError, load_document
 from epcore.metrics.pareto import frontier
 from epcore.paths import data_dir
 from epcore.pricing import card_on
+from epcore.provenance import self_reported
 from epcore.rankable import rankability
 from epcore.schema import check_schema, kind_of
 from generator import cost, quality
 from generator.checks import rejected_points
 from generator.checks.dates import run_date
 from generator.checks.workload_sha import WorkloadIndex
+from generator.confirmation import confirmations
 from generator.disclosure import disclosure
 from generator.report import Report, status_for
 from generator.validate import Checked, Reuse, validate_documents
 
 IDENTITY = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware", "region",
             "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable",
-            "unranked_reasons"]
+            "unranked_reasons", "tier", "tier_reason"]
 RUN_COLUMNS = [
     "run_id", "short_id", "submitter", "submitter_relationship", "endpoint_id", "provider",
     "model", "model_version", "division", "hardware", "engine", "region", "client_region",
@@ -52,6 +54,7 @@ RUN_COLUMNS = [
     "cost_usd", "tokens_per_kwh", "blended_usd_per_mtok_today", "disclosure_missing",
     *quality.RUN_QUALITY_COLUMNS,
     "api", "ttfa_p90_ms_best", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
+    "tier", "tier_reason", "confirmation", "confirmed_by",
 ]
 POINT_COLUMNS = [
     *IDENTITY, "point", "concurrency", "rate", "phase", "system_tps", "tps_per_user",
@@ -60,7 +63,7 @@ POINT_COLUMNS = [
     "on_pareto",
     "cost_usd", "usd_per_mtok_output_today",
     "ttfa_ms_p50", "ttfa_ms_p90", "output_tokens", "reasoning_tokens", "input_tokens",
-    "cache_read_tokens", "cache_write_tokens",
+    "cache_read_tokens", "cache_write_tokens", "ttft_ms_p90_ci_low", "ttft_ms_p90_ci_high",
 ]
 _CALLS = ("ok", "invalid_json", "unknown_tool", "schema_mismatch", "missing_id", "duplicate_id",
           "stream_truncated")
@@ -85,7 +88,7 @@ ENDPOINT_COLUMNS = [
 ]
 HISTORY_COLUMNS = [
     "endpoint_id", "provider", "model", "workload_id", "date", "run_id", "division", "rankable",
-    "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
+    "tier", "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
 ]
 TABLE_NAMES = ("runs", "points", "agentic", "endpoints", "history")
 TABLE_COLUMNS = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
@@ -122,6 +125,12 @@ def _model_version(endpoint: dict[str, Any]) -> str | None:
 
 def _p(dist: dict[str, Any] | None, key: str) -> float | None:
     return None if not dist else dist.get(key)
+
+
+def _ci(dist: dict[str, Any] | None, side: int) -> float | None:
+    """One end of a distribution's p90 bootstrap interval (None when it carries none)."""
+    interval = ((dist or {}).get("ci95") or {}).get("p90")
+    return interval[side] if isinstance(interval, list) and len(interval) == 2 else None
 
 
 _TODAY: dict[tuple[str, str, int], cost.Card | None] = {}
@@ -233,7 +242,9 @@ class _Builder:
         day = run_date(doc)
         score = disclosure(doc)
         workload = doc["workload"]
-        reasons = rankability(doc, ranking_limits(self.project, workload["kind"], workload["id"]))
+        tier = item.provenance or self_reported("no attestation checked")
+        reasons = rankability(doc, ranking_limits(self.project, workload["kind"], workload["id"]),
+                              tier)
         identity = {
             "run_id": doc["run_id"],
             "endpoint_id": endpoint["id"],
@@ -250,6 +261,8 @@ class _Builder:
             "disclosure_score": score.score,
             "rankable": not reasons,
             "unranked_reasons": [reason.text for reason in reasons],
+            "tier": tier.tier,
+            "tier_reason": tier.reason,
         }
         run = {
             **identity,
@@ -324,6 +337,8 @@ class _Builder:
                 "ttft_ms_p50": _p(p["ttft_ms"], "p50"),
                 "ttft_ms_p90": _p(p["ttft_ms"], "p90"),
                 "ttft_ms_p99": _p(p["ttft_ms"], "p99"),
+                "ttft_ms_p90_ci_low": _ci(p["ttft_ms"], 0),
+                "ttft_ms_p90_ci_high": _ci(p["ttft_ms"], 1),
                 "tpot_ms_p90": _p(p["tpot_ms"], "p90"),
                 "itl_ms_p90": _p(p["itl_ms"], "p90"),
                 "e2e_ms_p90": _p(p["e2e_ms"], "p90"),
@@ -504,6 +519,7 @@ def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
     the endpoints."""
     runs, points, agentic = frames["runs"], frames["points"], frames["agentic"]
     quality.apply_gate(agentic, runs, points)
+    runs = confirmations(runs, points)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)
     return Tables(

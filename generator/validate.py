@@ -30,6 +30,7 @@ from epcore.documents import (
 from epcore.errors import InputError
 from epcore.findings import Finding
 from epcore.paths import project_dir
+from epcore.provenance import Provenance
 from epcore.schema import check_schema, kind_of
 from generator.build_cache import JOURNAL_SUFFIX, sha256_file
 from generator.changes import changed_files
@@ -44,6 +45,7 @@ from generator.checks.data_files import (
 )
 from generator.checks.fast_schema import certainly_valid
 from generator.checks.layout import duplicate_finding, results_root
+from generator.checks.provenance import check_reserved, tier_of
 from generator.checks.secrets import scan
 from generator.report import FileStatus, Report, status_for
 
@@ -71,6 +73,8 @@ class Checked:
     digests: tuple[str | None, str | None] = (None, None)
     """sha256 of the bytes checked (None when the file was not read) and, when a `post` step
     runs, of the journal beside it: the build cache keeps them, with no second read."""
+    provenance: Provenance | None = None
+    """A schema-valid result's tier (generator.checks.provenance), for its table rows."""
 
     def remember(self, document: Any) -> None:
         """Keep the schema-valid document and what the report says about it."""
@@ -201,9 +205,13 @@ def _check_file(
         [] if certainly_valid(document, kind) else check_schema(document, kind, display)
     )
     findings += schema_findings
+    provenance = None
     if not schema_findings:
         if kind == "result":
             findings += check_result(document, display, path, index=index, now=now)
+            provenance = tier_of(document, path, digest,
+                                 index.project if index is not None else None)
+            findings += check_reserved(document, provenance, display)
         elif kind == "endpoint":
             # endpoints/<id>.yaml schedules the workloads of the project it sits in
             project = path.resolve().parent.parent if path.parent.name == "endpoints" else (
@@ -212,7 +220,8 @@ def _check_file(
             findings += check_endpoint(document, display, project)
         elif kind == "agentic-workload" and workload_semantics is not None:
             findings += workload_semantics(document, display)
-    checked = Checked(path, display, kind, findings, digests=(digest, None))
+    checked = Checked(path, display, kind, findings, digests=(digest, None),
+                      provenance=provenance)
     if not schema_findings:
         checked.remember(document)
     return checked

@@ -77,12 +77,12 @@ def run_command(
     # the emulator plays exactly the workloads of this run, not every file beside them
     agentic_files = sorted({w.path for w in loaded if w.kind == "agentic-workload"})
     with _endpoint_url(ep, agentic_files or None) as base_url:
-        _check_endpoint(ep, base_url, loaded)
+        rtt_ms = _check_endpoint(ep, base_url, loaded)
         for wl in loaded:
             if wl.kind == "serving-workload":
                 results.append(
                     run_serving(ep, base_url, wl, out, resume, quick, client_region, shard,
-                                progress)
+                                progress, rtt_ms=rtt_ms)
                 )
                 continue
             from runner.agentic.run import run_agentic_workload
@@ -90,7 +90,7 @@ def run_command(
             try:
                 results.append(
                     run_agentic_workload(ep, base_url, wl, out, resume, quick, client_region,
-                                         progress)
+                                         progress, rtt_ms=rtt_ms)
                 )
             except CapabilityRefused as exc:  # that workload stops; the others still run
                 if len(loaded) == 1:
@@ -153,22 +153,23 @@ def _endpoint_url(ep: Endpoint, workload_files: list[Path] | None) -> Iterator[s
         emulator.stop()
 
 
-def _check_endpoint(ep: Endpoint, base_url: str, loaded: list[LoadedWorkload]) -> None:
-    """The preflight, with a short deadline for the first look and the run's for the probe."""
+def _check_endpoint(ep: Endpoint, base_url: str, loaded: list[LoadedWorkload]) -> list[float]:
+    """The preflight, with a short deadline for the first look and the run's for the probe;
+    the round trips it measured."""
     model = str((ep.doc.get("model") or {}).get("name", "default"))
     timeout = float(ep.timeout_s or max(w.timeout_s for w in loaded))
 
-    async def go() -> None:
+    async def go() -> list[float]:
         api, omit = ep.doc.get("api"), ep.omit
         quick = EndpointClient(base_url, ep.api_key, ep.headers, PREFLIGHT_TIMEOUT_S, 1,
                                api=api, omit=omit)
         full = EndpointClient(base_url, ep.api_key, ep.headers, timeout, 1, api=api, omit=omit)
         try:
-            await preflight(quick, full, model, f"endpoint {ep.doc.get('id', ep.path)}")
+            return await preflight(quick, full, model, f"endpoint {ep.doc.get('id', ep.path)}")
         finally:
             await quick.aclose()
             await full.aclose()
 
-    run_async(go())
+    return run_async(go())
 
 

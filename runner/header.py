@@ -103,10 +103,19 @@ def client_info(base_url: str, region: str | None) -> dict[str, Any]:
 
 def measure_rtt_ms(base_url: str, samples: int = 5, timeout_s: float = 2.0) -> float | None:
     """Median TCP connect time to the endpoint's host and port, or None when it fails."""
+    times = connect_round_trips(base_url, samples, timeout_s)
+    return round(statistics.median(times), 4) if times else None
+
+
+def connect_round_trips(base_url: str, samples: int = 5, timeout_s: float = 2.0) -> list[float]:
+    """`samples` TCP connect times (ms) to the endpoint's host and port; [] when one fails.
+
+    A connect is one round trip on the requests' network path with no server work in it: the
+    floor under every latency (epcore.round_trips)."""
     parts = urlsplit(base_url)
     host = parts.hostname
     if not host:
-        return None
+        return []
     port = parts.port or (443 if parts.scheme == "https" else 80)
     times = []
     for _ in range(samples):
@@ -115,5 +124,5 @@ def measure_rtt_ms(base_url: str, samples: int = 5, timeout_s: float = 2.0) -> f
             with socket.create_connection((host, port), timeout=timeout_s):
                 times.append((time.perf_counter() - start) * 1000)
         except OSError:
-            return None
-    return round(statistics.median(times), 4)
+            return []
+    return times

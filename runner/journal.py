@@ -51,13 +51,17 @@ class Journal:
             line = line.replace(json.dumps(secret)[1:-1], REDACTED)
         os.write(self._fd, (line + "\n").encode())
 
-    def start_session(self) -> None:
-        """Mark that a process starts sending: its monotonic and wall-clock instants."""
-        self.append({
+    def start_session(self, rtt_ms: list[float] | None = None) -> None:
+        """Mark that a process starts sending: its monotonic and wall-clock instants, and the
+        round trips its preflight measured (epcore.round_trips)."""
+        line: dict[str, Any] = {
             "type": "session",
             "t_ns": time.perf_counter_ns(),
             "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z",
-        })
+        }
+        if rtt_ms:
+            line["rtt_ms"] = [round(v, 4) for v in rtt_ms]
+        self.append(line)
 
     def close(self) -> None:
         if self._fd >= 0:

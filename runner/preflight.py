@@ -8,6 +8,8 @@ stops in seconds with one clear line instead of filling a journal with failures.
    answer stop the run the same way, and so does a 404 (a path that does not exist, e.g. a
    base_url without /v1), naming the path. Other failures (429, 5xx) do not: measuring them is
    what the run is for.
+3. Five TCP connects to the endpoint's host and port: the round trips the run journals on its
+   session line (epcore.round_trips), the floor `epbench validate` holds latencies against.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from epcore.errors import RunError
 from runner.client import EndpointClient
+from runner.header import connect_round_trips
 
 PREFLIGHT_TIMEOUT_S = 4.0
 _UNREACHABLE = {"connection", "timeout", "deadline"}
@@ -23,8 +26,9 @@ _UNREACHABLE = {"connection", "timeout", "deadline"}
 
 async def preflight(
     quick: EndpointClient, client: EndpointClient, model: str, label: str
-) -> None:
-    """RunError (one line) when the endpoint is unreachable, refuses the key or the model.
+) -> list[float]:
+    """RunError (one line) when the endpoint is unreachable, refuses the key or the model;
+    else the round trips (ms) measured to it ([] when a connect failed).
 
     `quick` (a short deadline) takes the first look, `client` (the run's deadline) sends the
     probe: a busy endpoint may take longer to answer a chat request than a model list."""
@@ -56,6 +60,7 @@ async def preflight(
         hint = "" if "/v1/" in client.url else (
             "; most servers serve the API under /v1: does base_url lack it?")
         raise RunError(f"{label}: no such path: {client.url} answered HTTP 404{hint}")
+    return connect_round_trips(client.base_url)
 
 
 def _model_ids(doc: Any) -> set[str] | None:

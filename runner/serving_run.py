@@ -46,6 +46,7 @@ def run_serving(
     region: str | None,
     shard: str | None,
     progress: bool | str,
+    rtt_ms: list[float] | None = None,
 ) -> Path:
     workload = serving_workload(loaded)
     bounds = bounds_for(ep, loaded)
@@ -73,7 +74,7 @@ def run_serving(
         with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
             if not any(r.get("type") == "run" for r in records):
                 journal.append({"type": "run", "spec": plan.spec(workload.slo).to_json()})
-            journal.start_session()
+            journal.start_session(rtt_ms)
             run_async(
                 _serve(ep, base_url, workload, plan, run_dir, journal, records, connections,
                        bounds, progress)

@@ -110,18 +110,17 @@ def test_a_zero_inter_token_gap_is_flagged(tmp_path: Path) -> None:
     assert flag[:2] == ("plausible.imported-timing", "/points/0/itl_ms/p50")
 
 
-def test_a_round_trip_above_the_smallest_carried_ttft_is_flagged_when_p50_is_missing(
-    tmp_path: Path,
-) -> None:
+def test_a_round_trip_the_submitter_writes_bounds_nothing(tmp_path: Path) -> None:
     def edit(doc: dict[str, Any]) -> None:
         del doc["median_ttft_ms"], doc["p50_ttft_ms"]  # p90 (80 ms) is the smallest left
 
     written = import_vllm(tmp_path, edit)
     result = json.loads(written.read_text())
-    result["client"]["rtt_ms"] = 95.0  # no importer carries a round trip: a hand-made one
+    # no importer carries a round trip; a hand-written one (above every latency) is the
+    # submitter's word, not a round trip the runner journaled: no flag
+    result["client"]["rtt_ms"] = 95.0
     written.write_text(json.dumps(result))
-    (flag,) = only_flags(written)
-    assert flag[:2] == ("plausible.imported", "/points/0/ttft_ms/p90")
+    assert only_flags(written) == []
 
 
 def test_tps_per_user_above_the_fastest_inter_token_figure_is_flagged(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from epcore.rankable import REASONS, rankability
+from epcore.provenance import ATTESTED, Provenance, self_reported
+from epcore.rankable import REASONS, Reason
+from epcore.rankable import rankability as tiered
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICED = json.loads((ROOT / "tests/data/results/alice/acme-llama-8b/"
@@ -15,12 +17,19 @@ SERVICED = json.loads((ROOT / "tests/data/results/alice/acme-llama-8b/"
 AGENTIC = json.loads((ROOT / "tests/data/results/bob/acme-llama-8b/"
                       "2026-11-22-tool-lookup-c3d4e5f6.json").read_text())
 PINNED = {"sha256": "0" * 64, "lines": 10, "bytes": 100}
+SCHEDULED = Provenance(ATTESTED, "signed by epbench/epbench/.github/workflows/benchmark.yml")
+
+
+def rankability(doc: dict[str, Any], limits: dict[str, Any] | None = None) -> list[Reason]:
+    """The reasons of an attested result (the tier's own reason is tested on its own)."""
+    return tiered(doc, limits, SCHEDULED)
 
 
 def ranked(doc: dict[str, Any]) -> dict[str, Any]:
     """A copy that pins a journal (validated results with one are what the board ranks)."""
     out = copy.deepcopy(doc)
     out["evidence"] = PINNED
+    out["round_trips"] = {"samples": 5, "min_ms": 0.5, "median_ms": 0.6}
     for point in out.get("points") or []:
         point["ttft_ms"]["n"] = max(point["ttft_ms"]["n"], 64)
     return out
@@ -32,6 +41,21 @@ def codes(doc: dict[str, Any], limits: dict[str, Any] | None = None) -> list[str
 
 def test_a_result_with_its_journal_and_enough_clean_samples_is_ranked() -> None:
     assert rankability(ranked(SERVICED)) == []
+
+
+def test_a_self_reported_result_is_not_ranked_and_its_reason_comes_first() -> None:
+    doc = ranked(SERVICED)
+    (reason,) = tiered(doc, None, self_reported("no attestation bundle"))
+    assert (reason.code, reason.text) == ("self-reported", "self-reported: no attestation bundle")
+    doc["endpoint"] = {**doc["endpoint"], "division": "emulated"}
+    assert [r.code for r in tiered(doc)] == ["self-reported", "emulated"]  # no tier given
+
+
+def test_a_journal_without_measured_round_trips_is_not_ranked() -> None:
+    doc = ranked(SERVICED)
+    del doc["round_trips"]
+    (reason,) = rankability(doc)
+    assert reason.code == "no-rtt"
 
 
 def test_results_written_before_journals_are_shown_but_not_ranked() -> None:

@@ -91,10 +91,13 @@ def test_runs_carry_hand_computed_costs_at_run_time_and_today(project: Path) -> 
     assert agentic["usd_per_mtok_output"] == pytest.approx(0.04 / 1600 * 1e6)
     assert not runs.loc["d4e5f6a7-emulated-0001"]["rankable"]
     assert "emulated endpoint" in runs.loc["d4e5f6a7-emulated-0001"]["unranked_reasons"]
-    # the samples were written before results carried their journal: shown, never ranked
+    # the samples were written before results carried their journal or an attestation:
+    # shown, never ranked, self-reported with that reason
     assert not runs.loc["a1b2c3d4-serviced-0001"]["rankable"]
     assert runs.loc["a1b2c3d4-serviced-0001"]["unranked_reasons"] == [
-        "no evidence (no journal submitted)"]
+        "self-reported: no attestation bundle", "no evidence (no journal submitted)"]
+    assert (serviced["tier"], serviced["tier_reason"]) == ("self-reported",
+                                                           "no attestation bundle")
     assert serviced["result_path"] == f"results/{SERVICED}"
     assert serviced["page"] == "runs/a1b2c3d4-serviced-0001/"
     assert serviced["disclosure_score"] == 1.0
@@ -200,7 +203,8 @@ def test_spreadsheet_formulas_from_files_are_neutralised_in_csv(project: Path,
     assert "'=HYPERLINK(\"http://evil.example\")" in providers
     reasons = {row["run_id"]: row["unranked_reasons"] for row in read_csv(tmp_path, "runs")}
     assert reasons["d4e5f6a7-emulated-0001"] == (
-        "emulated endpoint; no evidence (no journal submitted)")
+        "self-reported: no attestation bundle; emulated endpoint; "
+        "no evidence (no journal submitted)")
     rows = read_table(tmp_path, "runs")
     assert "=HYPERLINK(\"http://evil.example\")" in {r["provider"] for r in rows}
 

@@ -48,7 +48,8 @@ def journal_lines(plan: Plan, fail: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(3)
     lines: list[dict[str, Any]] = [
         {"type": "run", "spec": plan.spec({"ttft_ms": 2000, "tpot_ms": 50}).to_json()},
-        {"type": "session", "t_ns": 9_000 * MS, "at": "2026-11-20T10:00:00.00Z"},
+        {"type": "session", "t_ns": 9_000 * MS, "at": "2026-11-20T10:00:00.00Z",
+         "rtt_ms": [0.1, 0.12, 0.11, 0.1, 0.13]},
     ]
     t = 10_000 * MS
     for point in plan.points:
@@ -134,7 +135,8 @@ def test_submit_writes_the_result_and_its_journal_which_validate_recomputes(
     data = gzip.decompress(packed(submitted).read_bytes())
     assert doc["evidence"] == evidence.describe(data)
     assert findings(submitted) == []
-    assert [r.code for r in rankability(doc)] == ["emulated"]
+    assert doc["round_trips"] == {"samples": 5, "min_ms": 0.1, "median_ms": 0.11}
+    assert [r.code for r in rankability(doc)] == ["self-reported", "emulated"]
 
 
 def test_a_result_whose_journal_is_missing_is_rejected(submitted: Path) -> None:
@@ -320,21 +322,26 @@ def test_quick_emulated_and_imported_results_build_as_not_ranked_with_their_reas
     tables = build_tables(results, project)
     write_tables(tables, tmp_path / "data")
     runs = {r["run_id"][:8]: r for r in read_table(tmp_path / "data", "runs")}
-    assert runs["01234567"]["unranked_reasons"][0] == "quick run"  # (and thin samples)
-    assert runs["fedcba98"]["unranked_reasons"] == ["emulated endpoint"]
+    mine = "self-reported: no attestation bundle"
+    assert runs["01234567"]["unranked_reasons"][:2] == [mine, "quick run"]  # (thin samples)
+    assert runs["fedcba98"]["unranked_reasons"] == [mine, "emulated endpoint"]
     (imported,) = [r for r in runs.values() if r["source_format"] == "mlperf-endpoints"]
     assert "imported without journal" in imported["unranked_reasons"]
     assert not any(r["rankable"] for r in runs.values())
     csv_reasons = {row["run_id"][:8]: row["unranked_reasons"]
                    for row in read_csv(tmp_path / "data", "runs")}
-    assert csv_reasons["01234567"].startswith("quick run; fewer than 64 samples")
+    assert csv_reasons["01234567"].startswith(
+        "self-reported: no attestation bundle; quick run; fewer than 64 samples")
     assert {row["unranked_reasons"] for row in read_csv(tmp_path / "data", "points")
-            if row["run_id"].startswith("fedcba98")} == {"emulated endpoint"}
+            if row["run_id"].startswith("fedcba98")} == {
+        "self-reported: no attestation bundle; emulated endpoint"}
     template = environment().get_template("result.html.j2")
     row = next(r for r in records(tables.runs) if r["run_id"].startswith("01234567"))
     doc = json.loads((results / row["result_path"].removeprefix("results/")).read_text())
     page = template.render(**result_context(doc, row, root="../../"))
-    assert "Not ranked: quick run; fewer than 64 samples" in page
+    assert "Not ranked: self-reported: no attestation bundle; quick run; fewer than 64 samples" \
+        in page
+    assert "Provenance: <strong>self-reported</strong> (no attestation bundle)." in page
 
 
 def test_a_remembered_recomputation_still_checks_the_journal_and_the_figures(

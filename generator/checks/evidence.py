@@ -29,6 +29,7 @@ from epcore import evidence
 from epcore.agentic_summary import summarize as summarize_agentic
 from epcore.findings import Finding
 from epcore.journal_lines import complete_records
+from epcore.round_trips import round_trips
 from epcore.runspec import RunSpec
 from epcore.server_evidence import line_problem
 from epcore.summary import all_failed, summarize_run
@@ -60,7 +61,7 @@ ALL_FAILED = check(
     "a run in which every request failed measured nothing: check the endpoint and re-run",
 )
 
-_SERVING_FIGURES = ("points", "pareto", "retries", "burst", "resumes")
+_SERVING_FIGURES = ("points", "pareto", "retries", "burst", "resumes", "round_trips")
 
 
 def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Finding]:
@@ -133,7 +134,8 @@ def recompute(result: Mapping[str, Any], records: list[dict[str, Any]]) -> dict[
         order = {task: i for i, task in enumerate(tasks)}
         ordered = sorted(trials.values(), key=lambda r: (order.get(r.task, len(order)), r.trial))
         card = (result.get("endpoint") or {}).get("pricing")
-        return {"agentic": summarize_agentic(tasks, int(spec["trials"]), ordered, card)}
+        return {"agentic": summarize_agentic(tasks, int(spec["trials"]), ordered, card),
+                "round_trips": round_trips(records)}
     legacy = any(isinstance(p, Mapping) and "ci95" in (p.get("itl_ms") or {})
                  for p in result.get("points") or [])  # written before ITL lost its interval
     out = summarize_run(RunSpec.from_json(header.get("spec")), records, itl_interval=legacy)

@@ -17,8 +17,10 @@ in the `flags` column, never ranked), not rejected: the numbers come from anothe
   Non-finite values never reach a result: the safe loader (epcore.documents) refuses a file
   carrying one, an importer's input as much as a result.
 
-The round trip (`client.rtt_ms`) and the window against the latencies are in
-generator.checks.plausible, which flags imported results the same way.
+The window against the latencies is in generator.checks.plausible, which flags imported results
+the same way. No round-trip bound applies to them: the only round trips that bound a latency
+are the ones epbench's runner measured and journaled (epcore.round_trips), and an imported
+result has no journal (a `client.rtt_ms` it carries is the submitter's word).
 """
 
 from __future__ import annotations

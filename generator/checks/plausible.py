@@ -1,13 +1,16 @@
 """Physical bounds from the run itself: figures no real run can produce.
 
-- no TTFT or end-to-end latency (p50, from the send or the schedule) below the round trip to
-  the endpoint that the client measured (`client.rtt_ms`): an answer needs at least one round
-  trip; TTFT written in seconds into a millisecond field lands here
+- no TTFT or end-to-end latency (p50, from the send or the schedule) below the fastest round
+  trip to the endpoint that the runner measured and journaled (`round_trips.min_ms`,
+  recomputed from the journal's session lines: epcore.round_trips): an answer needs at least
+  one round trip; TTFT written in seconds into a millisecond field lands here. The submitter's
+  own `client.rtt_ms` bounds nothing, and a result without journaled round trips is not ranked
+  (epcore.rankable `no-rtt`)
 - no point whose window is shorter than its own median end-to-end latency (a request lies
   inside the window it is counted in): a window of 5e-324 s lands here
-- imported results carry what their tool reported: the round trip is held against the
-  smallest percentile they carry (p50, else p90, ...), and, as their window spans the whole
-  run, the window against the largest TTFT or end-to-end percentile they carry
+- imported results carry what their tool reported, and no journaled round trip (so no round-trip
+  bound): as their window spans the whole run, the window is held against the largest TTFT or
+  end-to-end percentile they carry
 - with the journal: `tps_per_user` no higher than the fastest measured inter-token gap allows
   (a gap carrying k tokens allows k tokens in it), checked in generator.checks.evidence
 
@@ -25,7 +28,7 @@ from generator.checks.base import check, fmt
 
 BELOW_RTT = check(
     "plausible.below-rtt", "reject",
-    "latencies are not below the round trip to the endpoint the client measured",
+    "latencies are not below the fastest round trip to the endpoint the runner journaled",
     "latency fields are in milliseconds: re-run, or fix the importer's units",
 )
 WINDOW = check(
@@ -62,7 +65,9 @@ def _lowest(dist: Any) -> tuple[str, float | None]:
 
 def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
     imported = (result.get("source") or {}).get("format", "epbench") != "epbench"
-    rtt = (result.get("client") or {}).get("rtt_ms")
+    # only a recomputed figure bounds: round_trips of a result whose journal validation read
+    measured = result.get("round_trips") if result.get("evidence") and not imported else None
+    rtt = measured.get("min_ms") if isinstance(measured, dict) else None
     out: list[Finding] = []
     for i, point in enumerate(result["points"]):
         where = f"/points/{i}"
@@ -71,7 +76,7 @@ def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
                 key, low = _lowest(point.get(name))
                 if low is not None and low < rtt:
                     message = (f"{name}.{key} is {fmt(low)} ms, below the {fmt(rtt)} ms round "
-                               "trip to the endpoint")
+                               "trip to the endpoint that the run journaled")
                     out.append((IMPORTED if imported else BELOW_RTT).at(
                         file, f"{where}/{name}/{key}", message))
                     break

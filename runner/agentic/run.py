@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from epcore import evidence
+from epcore.round_trips import round_trips
 from runner.agentic.capability import FEATURE, apply_fallback, streamed_tools_refusal
 from runner.agentic.model import load_workload
 from runner.bounds import Bounds
@@ -67,6 +68,7 @@ def run_agentic_workload(
     quick: bool,
     region: str | None,
     progress: bool | str,
+    rtt_ms: list[float] | None = None,
 ) -> Path:
     bounds = bounds_for(ep, loaded)
     records: list[dict[str, Any]] = []
@@ -110,7 +112,7 @@ def run_agentic_workload(
 
     try:
         with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
-            journal.start_session()
+            journal.start_session(rtt_ms)
             agentic = run_async(go(journal))
     except KeyboardInterrupt:
         say(f"finish this run with: epbench run --resume {run_dir}")
@@ -121,7 +123,11 @@ def run_agentic_workload(
         extra = {"fallbacks": used}
         if any(u["feature"] == FEATURE for u in used):
             extra["stream"] = False  # what was sent, not what the workload asked for
-    body["evidence"] = evidence.describe((run_dir / JOURNAL_FILE).read_bytes())
+    journal_bytes = (run_dir / JOURNAL_FILE).read_bytes()
+    measured = round_trips(read_journal(run_dir))
+    if measured is not None:
+        body["round_trips"] = measured
+    body["evidence"] = evidence.describe(journal_bytes)
     out_path = run_dir / RESULT_FILE
     write_json_atomic(out_path, result_document(run_id, meta, body, extra))
     return out_path

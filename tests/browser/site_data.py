@@ -182,7 +182,8 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
                    slo={"ttft_ms": 2000.0, "tpot_ms": 50.0})
     lines: list[dict[str, Any]] = [
         {"type": "run", "spec": spec.to_json()},
-        {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"]},
+        {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"],
+         "rtt_ms": [21.5, 22.0, 20.8, 23.1, 21.9]},  # the preflight's (rng left untouched)
     ]
     jitter = rng.uniform(0.9, 1.1)
     t = 10_000 * MS
@@ -333,11 +334,34 @@ load:
 """
 
 
-def make_project(folder: Path, generated: int = 12, xss: bool = True) -> Path:
+SELF_REPORTED_RUN = "5e1f5e1f-self-reported-0001"
+SELF_REPORTED_SUBMITTER = "mallory"
+"""A copy of the serving sample under its own submitter and client region (its own board
+row), which the browser tests' build leaves self-reported while it counts every other result
+as attested (tests/browser/conftest.py)."""
+
+
+def self_reported_result() -> dict[str, Any]:
+    doc = json.loads(SERVING_SAMPLE.read_text())
+    doc["run_id"] = SELF_REPORTED_RUN
+    doc["submitter"] = {**doc.get("submitter", {}), "name": SELF_REPORTED_SUBMITTER}
+    doc["client"] = {**doc["client"], "region": "sa-east"}
+    return doc
+
+
+def make_project(folder: Path, generated: int = 12, xss: bool = True,
+                 self_reported: bool = False) -> Path:
     """A project folder: the sample results, `generated` synthetic ones, the XSS result and
-    workload, and the shipped endpoint and workload files."""
+    workload, (with `self_reported`) the self-reported copy, and the shipped endpoint and
+    workload files."""
     results = folder / "results"
     shutil.copytree(SAMPLES, results)
+    if self_reported:
+        copy_doc = self_reported_result()
+        target = results / SELF_REPORTED_SUBMITTER / copy_doc["endpoint"]["id"] / (
+            f"2026-11-20-chat-short-{SELF_REPORTED_RUN[:8]}.json")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(copy_doc), encoding="utf-8")
     write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
     for kind in ("serving", "agentic"):
         target = folder / "workloads" / kind

@@ -19,7 +19,7 @@
     { param: 'workload', column: 'workload_id', label: 'Workload' },
     { param: 'api', column: 'api', label: 'API' }  // shown once the tables carry an api column
   ];
-  var OTHER_PARAMS = ['from', 'to', 'min_disclosure', 'emulated', 'q', 'sort', 'dir', 'chart',
+  var OTHER_PARAMS = ['from', 'to', 'min_disclosure', 'emulated', 'self_reported', 'q', 'sort', 'dir', 'chart',
     'metric'];
   var SEARCH_COLUMNS = ['run_id', 'endpoint_id', 'provider', 'model', 'workload_id',
     'submitter', 'hardware', 'region', 'client_region', 'division'];
@@ -121,7 +121,7 @@
   function defaults() {
     var s = {};
     FILTERS.forEach(function (f) { s[f.param] = ''; });
-    s.from = ''; s.to = ''; s.min_disclosure = ''; s.emulated = ''; s.q = '';
+    s.from = ''; s.to = ''; s.min_disclosure = ''; s.emulated = ''; s.self_reported = ''; s.q = '';
     s.sort = config.table.sort[0]; s.dir = config.table.sort[1];
     s.chart = config.charts.length ? config.charts[0].id : '';
     s.metric = config.metrics && config.metrics.length ? config.metrics[0].key : '';
@@ -158,8 +158,10 @@
         refuse(key, 'no such metric on this page; ignored.');
       } else if (key === 'emulated' && v !== '1' && v !== '' && v !== '0') {
         refuse(key, 'use emulated=1 to include emulated results; ignored.');
+      } else if (key === 'self_reported' && v !== '1' && v !== '' && v !== '0') {
+        refuse(key, 'use self_reported=1 to include self-reported results; ignored.');
       } else {
-        s[key] = key === 'emulated' && v === '0' ? '' : v;
+        s[key] = (key === 'emulated' || key === 'self_reported') && v === '0' ? '' : v;
         if (filter && v !== '' && distinct(filter.column).indexOf(v) < 0) {
           problems.push(key + '=' + v + ': no result on this page has this value, so no row matches.');
         }
@@ -196,6 +198,7 @@
     if (row.division === 'emulated' && s.emulated !== '1' && s.division !== 'emulated') {
       return false;
     }
+    if (hiddenSelfReported(row, s)) { return false; }
     for (var i = 0; i < FILTERS.length; i++) {
       var f = FILTERS[i];
       if (f.param === ignore) { continue; }
@@ -210,6 +213,12 @@
     }
     if (s.q && row._search.indexOf(s.q.toLowerCase()) < 0) { return false; }
     return true;
+  }
+
+  // Self-reported results (no verified attestation) stay out of the board until the reader
+  // includes them; emulated ones follow their own control (they are never ranked anyway).
+  function hiddenSelfReported(row, s) {
+    return row.tier === 'self-reported' && s.self_reported !== '1' && row.division !== 'emulated';
   }
 
   function compare(key, dir) {
@@ -300,6 +309,16 @@
     wrap.appendChild(el('label', { 'for': 'epb-f-emulated' }, 'Include emulated results'));
     form.appendChild(wrap);
 
+    var selfReported = el('input', { type: 'checkbox', name: 'self_reported', id: 'epb-f-self_reported' });
+    selfReported.addEventListener('change', function () {
+      update('self_reported', selfReported.checked ? '1' : '');
+    });
+    controls.self_reported = selfReported;
+    var selfWrap = el('div', { 'class': 'epb-field epb-check' });
+    selfWrap.appendChild(selfReported);
+    selfWrap.appendChild(el('label', { 'for': 'epb-f-self_reported' }, 'Include self-reported results'));
+    form.appendChild(selfWrap);
+
     var reset = el('button', { type: 'button', 'class': 'md-button', id: 'epb-reset' }, 'Reset filters');
     reset.addEventListener('click', function () {
       var d = defaults();
@@ -336,6 +355,7 @@
 
   function update(key, value, fromSearch) {
     state[key] = value;
+    if (key === 'self_reported') { rowElements = new Map(); }  // the rank cells read it
     if (key !== 'chart' && key !== 'metric') { shown = PAGE_SIZE; }
     commit(fromSearch);
     syncControls();
@@ -396,10 +416,21 @@
     var td = el('td');
     var value = row[col.key];
     if (col.kind === 'rank') {
-      var reasons = S.unrankedReasons(row);
+      var reasons = S.viewReasons(row, state.self_reported === '1');
       td.appendChild(el('span', { 'class': 'epb-badge ' + (reasons.length ? 'epb-badge-no' : 'epb-badge-ok'),
         title: reasons.length ? 'Not ranked: ' + reasons.join('; ') : 'Rankable: passes every leaderboard rule' },
       reasons.length ? 'not ranked' : 'ranked'));
+      if (row.tier) {
+        td.appendChild(document.createTextNode(' '));
+        td.appendChild(el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' +
+          row.tier + (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier));
+      }
+      if (row.confirmation && row.confirmed_by) {
+        td.appendChild(document.createTextNode(' '));
+        td.appendChild(el('a', { 'class': 'epb-confirm', href: config.root + 'runs/' +
+          encodeURIComponent(row.confirmed_by) + '/' }, row.confirmation === 'confirmed'
+          ? 'confirmed by an independent run' : 'disagrees with an independent run'));
+      }
     } else if (col.kind === 'link' && row.run_id) {
       var a = el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, fmt(value));
       td.appendChild(a);
@@ -458,10 +489,15 @@
     if (state.emulated !== '1' && state.division !== 'emulated') {
       hidden = mainRows.filter(function (r) { return r.division === 'emulated'; }).length;
     }
-    noteEl.textContent = hidden
+    var selfHidden = mainRows.filter(function (r) { return hiddenSelfReported(r, state); }).length;
+    noteEl.textContent = (hidden
       ? S.plural(hidden, 'result') + ' from the endpoint emulator ' + (hidden === 1 ? 'is' : 'are') +
         ' hidden; tick \u201cInclude emulated results\u201d to see ' + (hidden === 1 ? 'it.' : 'them.')
-      : '';
+      : '') + (hidden && selfHidden ? ' ' : '') + (selfHidden
+      ? S.plural(selfHidden, 'self-reported result') + ' (no verified attestation) ' +
+        (selfHidden === 1 ? 'is' : 'are') + ' hidden and not ranked; tick \u201cInclude ' +
+        'self-reported results\u201d to see and rank ' + (selfHidden === 1 ? 'it.' : 'them.')
+      : '');
   }
 
   // ---------------------------------------------------------------- downloads

@@ -34,7 +34,7 @@
   var fetchView = S.fetchView;
 
   // ---------------------------------------------------------------- state <-> URL
-  var PARAMS = ['workload', 'target', 'value', 'emulated'].concat(compareMode ? ['endpoints'] : []);
+  var PARAMS = ['workload', 'target', 'value', 'emulated', 'self_reported'].concat(compareMode ? ['endpoints'] : []);
 
   function defaultValue(target) {
     return String(target === 'ttft' ? config.defaults.ttft : config.defaults.speed);
@@ -42,7 +42,7 @@
 
   function defaults() {
     return { workload: config.defaults.workload, target: 'speed', value: defaultValue('speed'),
-      emulated: '', endpoints: '' };
+      emulated: '', self_reported: '', endpoints: '' };
   }
 
   function knownEndpoints() {
@@ -91,6 +91,13 @@
       var e = params.get('emulated');
       if (e === '1' || e === '0' || e === '') { s.emulated = e === '1' ? '1' : ''; } else {
         problems.push('emulated=' + e + ': use emulated=1 to include unranked results; ignored.');
+      }
+    }
+    if (params.has('self_reported')) {
+      var sr = params.get('self_reported');
+      if (sr === '1' || sr === '0' || sr === '') { s.self_reported = sr === '1' ? '1' : ''; } else {
+        problems.push('self_reported=' + sr + ': use self_reported=1 to include self-reported ' +
+          'results; ignored.');
       }
     }
     if (compareMode && params.has('endpoints')) {
@@ -147,10 +154,11 @@
   // One entry per endpoint x client region of the chosen workload: its best point at the target.
   function rank() {
     var wanted = state.emulated === '1';
+    var selfIncluded = state.self_reported === '1';
     var groups = new Map();
     points.forEach(function (p) {
       if (p.workload_id !== state.workload) { return; }
-      if (!p.rankable && !wanted) { return; }
+      if (S.viewReasons(p, selfIncluded).length && !wanted) { return; }
       var key = p.endpoint_id + '\u0000' + (p.client_region || '');
       var list = groups.get(key);
       if (!list) { list = []; groups.set(key, list); }
@@ -176,7 +184,7 @@
       var label = first.endpoint_id + (regions[first.endpoint_id] > 1 && first.client_region
         ? ' (from ' + first.client_region + ')' : '');
       out.push({ label: label, endpoint_id: first.endpoint_id, row: first, points: list, best: best,
-        closest: closest, reasons: S.unrankedReasons(first) });
+        closest: closest, reasons: S.viewReasons(first, selfIncluded) });
     });
     out.sort(function (a, b) {
       if (!!a.best !== !!b.best) { return a.best ? -1 : 1; }
@@ -247,6 +255,15 @@
     wrap.appendChild(emulated);
     wrap.appendChild(el('label', { 'for': 'epb-b-emulated' }, 'Include unranked results (emulated)'));
     form.appendChild(wrap);
+    var selfReported = el('input', { type: 'checkbox', name: 'self_reported', id: 'epb-b-self_reported' });
+    selfReported.addEventListener('change', function () {
+      update('self_reported', selfReported.checked ? '1' : '');
+    });
+    controls.self_reported = selfReported;
+    var selfWrap = el('div', { 'class': 'epb-field epb-check' });
+    selfWrap.appendChild(selfReported);
+    selfWrap.appendChild(el('label', { 'for': 'epb-b-self_reported' }, 'Include self-reported results'));
+    form.appendChild(selfWrap);
     host.appendChild(form);
     if (compareMode) {
       var pick = el('fieldset', { 'class': 'epb-pick', id: 'epb-pick' });
@@ -261,6 +278,7 @@
     controls.target.value = state.target;
     controls.value.value = state.value;
     controls.emulated.checked = state.emulated === '1';
+    controls.self_reported.checked = state.self_reported === '1';
   }
 
   // ---------------------------------------------------------------- tables
@@ -273,6 +291,10 @@
     rankable ? 'ranked' : 'not ranked'));
     span.appendChild(el('span', { 'class': 'epb-badge', title: 'Division: how the endpoint is offered and priced' },
       row.division));
+    if (row.tier) {
+      span.appendChild(el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' + row.tier +
+        (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier));
+    }
     if (row.source_format && row.source_format !== 'epbench') {
       span.appendChild(el('span', { 'class': 'epb-badge', title: 'Imported from another tool\u2019s output' },
         'imported: ' + row.source_format));

@@ -173,6 +173,17 @@
       : 'not rankable'];
   }
 
+  // The reasons a row is not ranked in the reader's view: a self-reported row's first reason is
+  // its tier's (epcore/rankable.py puts it first), and a reader who includes self-reported
+  // results sets it aside, so such a row with no other reason ranks.
+  function viewReasons(row, includeSelfReported) {
+    var reasons = unrankedReasons(row);
+    if (includeSelfReported && row.tier === 'self-reported' && reasons.length) {
+      return reasons.slice(1);
+    }
+    return reasons;
+  }
+
   // A compact view file ({columns, rows}) as one object per row.
   function toObjects(view) {
     var cols = view.columns;
@@ -228,6 +239,7 @@
     scrollHint: scrollHint,
     fetchView: fetchView,
     unrankedReasons: unrankedReasons,
+    viewReasons: viewReasons,
     el: el,
     fmt: fmt,
     grouped: grouped,
