@@ -86,7 +86,8 @@ def check_schema(document: Any, kind: str, file: str) -> list[Finding]:
     validator = validator_for(kind)
     findings: list[Finding] = []
     errors = sorted(
-        validator.iter_errors(document), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
+        validator.iter_errors(document),
+        key=lambda e: ([str(p) for p in e.absolute_path], e.message),
     )
     leaves = [leaf for top in errors for leaf in _leaves(top)]
     for error, title in leaves[:MAX_SCHEMA_ERRORS]:
