@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_tokenizer import _corpus  # one corpus for every local tokenizer
@@ -86,8 +87,28 @@ def make_model(out_dir: Path, size: str = "tiny") -> Path:
         **SIZES[size],
     )
     model = Qwen2ForCausalLM(config)
+    _no_free_whitespace(model, wrapped)
     model.save_pretrained(str(out_dir), safe_serialization=True)
     return out_dir
+
+
+def _no_free_whitespace(model: Any, tokenizer: Any) -> None:
+    """Whitespace-only tokens get a logit far below every other: a JSON grammar allows
+    whitespace between tokens, and a random model that favours a space fills max_tokens with
+    it (`{"city"` then 50 spaces) instead of finishing the call. Hidden dimension 0 is held at
+    1 (every embedding has it, no layer writes to it), so after the final norm it is always
+    positive, and the whitespace rows of the output layer read only it, times -50."""
+    import torch
+
+    space = [i for i in range(len(tokenizer))
+             if (text := tokenizer.decode([i])) and not text.strip()]
+    with torch.no_grad():
+        model.model.embed_tokens.weight[:, 0] = 1.0
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight[0, :] = 0.0
+            layer.mlp.down_proj.weight[0, :] = 0.0
+        model.lm_head.weight[space, :] = 0.0
+        model.lm_head.weight[space, 0] = -50.0
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def submitted(project: Path, run_dir: Path) -> Path:
     done = cli(project, "submit", str(run_dir), "--submitter", "vllm-ci",
                "--results", str(project / "results"))
     assert done.returncode == 0, done.stdout + done.stderr
-    path = Path(done.stdout.strip().splitlines()[-1])
+    path = Path(done.stdout.strip().splitlines()[-1].removeprefix("submitted: "))
     checked = cli(project, "validate", str(path))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     return path

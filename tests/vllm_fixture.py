@@ -79,7 +79,18 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def vllm_server(*extra: str, size: str = "tiny") -> Iterator[str]:
-    """Run `vllm serve` on loopback; yield ".../v1"."""
+    """Run `vllm serve` on loopback; yield ".../v1". $EPBENCH_VLLM_URL (".../v1" of a server
+    started as `serve_command` starts it) is used instead when set: the tests then reuse it."""
+    reuse = os.environ.get("EPBENCH_VLLM_URL")
+    if reuse:
+        try:
+            healthy = httpx.get(reuse.rsplit("/v1", 1)[0] + "/health", timeout=5).status_code
+        except httpx.HTTPError as exc:
+            healthy = str(exc)
+        if healthy != 200:
+            need(f"EPBENCH_VLLM_URL={reuse} does not answer /health: {healthy}")
+        yield reuse
+        return
     try:
         python = vllm_python()
     except (RuntimeError, OSError) as exc:
