@@ -50,6 +50,7 @@ from epcore.usage_bounds import Streamed, implausible
 from runner.apis import Api, get_api
 from runner.bounds import Bounds, ByteBudget, ProtocolViolation, Share, TooLarge
 from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
+from runner.endpoint import with_extra_body
 from runner.response import ChatResponse
 from runner.sse import EventTooLarge, SSEDecoder
 from runner.transport import BODY_EXTENSION, HEADER_CAP_EXTENSION, WRITE_EXTENSION, LeanTransport
@@ -83,9 +84,11 @@ class EndpointClient:
         api: str | None = None,
         omit: tuple[str, ...] = (),
         budget: ByteBudget | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.api: Api = get_api(api)
         self.omit = frozenset(omit)
+        self.extra_body = dict(extra_body or {})  # request.extra_body, merged into every body
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + self.api.path
         self.bounds = Bounds(**{**(bounds or Bounds()).__dict__, "timeout_s": float(timeout_s)})
@@ -123,7 +126,7 @@ class EndpointClient:
         endpoint does (it is classified)."""
         if self.omit:
             body = {k: v for k, v in body.items() if k not in self.omit}
-        body = self.api.build(body)
+        body = with_extra_body(self.api.build(body), self.extra_body)
         content = json.dumps(body, separators=(",", ":")).encode()
         extra = {REQUEST_ID_HEADER: request_id} if request_id else None
         limit = _max_tokens(body)

@@ -68,7 +68,7 @@ async def open_context(
     """The RunContext of one run, with its one HTTP client, closed when the run ends."""
     client = EndpointClient(
         base_url, ep.api_key, ep.headers, bounds.timeout_s, connections, bounds=bounds,
-        api=ep.doc.get("api"), omit=ep.omit,
+        api=ep.doc.get("api"), omit=ep.omit, extra_body=ep.extra_body,
     )
     try:
         yield RunContext(

@@ -35,6 +35,8 @@ class Endpoint:
     timeout_s: float | None
     api_key: str | None = field(default=None, repr=False)
     omit: tuple[str, ...] = ()  # request settings the endpoint refuses (`request.omit`)
+    # vendor options merged into every request body (`request.extra_body`)
+    extra_body: dict[str, Any] = field(default_factory=dict)
 
     @property
     def secrets(self) -> list[str]:
@@ -80,7 +82,27 @@ def load_endpoint(path: Path, environ: dict[str, str] | None = None) -> Endpoint
         timeout_s=request.get("timeout_s"),
         api_key=api_key,
         omit=tuple(request.get("omit") or ()),
+        extra_body=dict(request.get("extra_body") or {}),
     )
+
+
+# What epbench measures with: `request.extra_body` can never set or change these (the schema
+# refuses them; with_extra_body skips them and anything the request already has).
+RESERVED_BODY_KEYS = frozenset({
+    "model", "messages", "input", "instructions", "system", "prompt", "stream",
+    "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens", "min_tokens",
+    "ignore_eos", "n", "best_of", "tools", "tool_choice", "parallel_tool_calls", "temperature",
+    "top_p", "top_k", "seed", "stop", "stop_sequences", "logprobs", "echo", "store",
+})
+
+
+def with_extra_body(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`body` (a native request body) with the endpoint's extra fields added; a field the
+    body already has or that epbench measures with is never overridden."""
+    if not extra:
+        return body
+    added = {k: v for k, v in extra.items() if k not in body and k not in RESERVED_BODY_KEYS}
+    return {**body, **added}
 
 
 def _resolve_headers(path: Path, headers: dict[str, str], env: Any) -> dict[str, str]:

@@ -162,8 +162,9 @@ def _check_endpoint(ep: Endpoint, base_url: str, loaded: list[LoadedWorkload]) -
     async def go() -> list[float]:
         api, omit = ep.doc.get("api"), ep.omit
         quick = EndpointClient(base_url, ep.api_key, ep.headers, PREFLIGHT_TIMEOUT_S, 1,
-                               api=api, omit=omit)
-        full = EndpointClient(base_url, ep.api_key, ep.headers, timeout, 1, api=api, omit=omit)
+                               api=api, omit=omit, extra_body=ep.extra_body)
+        full = EndpointClient(base_url, ep.api_key, ep.headers, timeout, 1, api=api, omit=omit,
+                              extra_body=ep.extra_body)
         try:
             return await preflight(quick, full, model, f"endpoint {ep.doc.get('id', ep.path)}")
         finally:

@@ -358,6 +358,11 @@ class LeanTransport(httpx.AsyncBaseTransport):
     async def _acquire_slot(self, timeout: float | None) -> None:
         if self._slots is None:
             return
+        if not self._slots.locked():
+            # a free slot is taken at once: wait_for would yield to the event loop first, and
+            # under load that left fewer requests in flight than the concurrency asked
+            await self._slots.acquire()
+            return
         try:
             await asyncio.wait_for(self._slots.acquire(), timeout)
         except TimeoutError:

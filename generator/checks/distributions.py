@@ -2,7 +2,10 @@
 
 - p50 <= p90 <= p95 <= p99
 - a distribution with n > 0 has every percentile; with n == 0, none
-- times that cannot be zero (TTFT, TPOT, E2E, decision, task wall) are > 0
+- times that cannot be zero (TTFT, E2E, decision, task wall) are > 0
+- a TPOT of 0 is a stream that arrived in one burst (a real server does this when its API
+  process is starved: vLLM on a busy machine): flagged and kept, since what a server did is
+  evidence, and named as the reason per-token figures (tps_per_user) are missing
 - the `insufficient` list agrees with n: p90 with n < 64, p99 with n < 662
 """
 
@@ -19,6 +22,8 @@ from generator.checks.base import check, fmt
 P90_MIN_SAMPLES = MIN_SAMPLES["p90"]
 P99_MIN_SAMPLES = MIN_SAMPLES["p99"]
 _KEYS = ("p50", "p90", "p95", "p99")
+# Inter-token gaps of a burst are 0: a TPOT of 0 is flagged (BURST), not rejected.
+BURST_TIMES = frozenset({"tpot_ms"})
 POSITIVE_TIMES = frozenset({
     "ttft_ms", "tpot_ms", "e2e_ms", "ttft_from_scheduled_ms", "e2e_from_scheduled_ms",
     "decision_ms", "first_tool_delta_ms", "task_wall_ms",
@@ -36,6 +41,12 @@ PRESENCE = check(
 POSITIVE = check(
     "dist.positive", "reject-point", "latencies that cannot be zero are greater than zero",
     "a zero latency means the clock was not read: re-run the point",
+)
+BURST = check(
+    "dist.burst-stream", "flag",
+    "a TPOT of 0: the stream arrived in one burst, so per-token timing was not measured",
+    "nothing to fix in the result: the server sent its tokens at once (a starved API process, "
+    "a buffering proxy); tps_per_user is left out where TPOT p90 is 0",
 )
 SUFFICIENCY = check(
     "dist.sufficiency", "reject-point",
@@ -110,7 +121,13 @@ def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
             ))
     if name in POSITIVE_TIMES and n > 0 and not partial_ok:
         zero = [k for k, v in present if v <= 0]
-        if zero:
+        negative = [k for k, v in present if v < 0]
+        if name in BURST_TIMES and zero and not negative:
+            lost = " (so tps_per_user cannot be computed)" if "p90" in zero else ""
+            out.append(BURST.at(file, f"{where}/{zero[-1]}",
+                                f"{name} is 0 up to {zero[-1]}: the stream arrived in one "
+                                f"burst{lost}"))
+        elif zero:
             out.append(POSITIVE.at(file, f"{where}/{zero[0]}", f"{name}.{zero[0]} is 0"))
     if "insufficient" in dist:
         stated = set(dist["insufficient"])

@@ -6,8 +6,9 @@ stream (its log says "Automatic streaming tool choice is not supported"). Run as
 request of every trial would be filed `truncated` and the workload would measure nothing.
 
 So before the first trial of a streamed workload with tools, one probe request (the
-workload's tools and settings, a neutral user message, a few tokens) is sent streamed and, if
-it fails with nothing streamed, again unstreamed. Failing streamed but answering unstreamed is
+workload's tools and the settings of its first step, a neutral user message, 64 tokens) is
+sent streamed and, if it fails with nothing streamed and no finish reason, again unstreamed.
+Failing streamed but answering unstreamed is
 a capability finding: streamed tool calls are refused, in the endpoint's words. The workload
 then runs with the endpoint file's declared fallback (`fallbacks: {streamed_tool_calls:
 non-streamed}`), which the result states, or stops with a message saying how to declare one.
@@ -25,7 +26,9 @@ from runner.agentic.model import Workload
 
 FEATURE = "streamed_tool_calls"
 NON_STREAMED = "non-streamed"
-_PROBE_TOKENS = 8
+# Long enough for a whole first tool call: vLLM streams its first tool-call delta only once
+# the function name is complete (none within 16 tokens of the tiny test model, 2 by 32).
+_PROBE_TOKENS = 64
 # How a refusal shows: the request is rejected, or the stream is empty, cut, or not SSE.
 REFUSALS = frozenset({"http_4xx", "truncated", "empty", "stream_error", "protocol"})
 
@@ -44,7 +47,7 @@ def probe_body(workload: Workload, model: str, stream: bool) -> dict[str, Any]:
         "max_tokens": _PROBE_TOKENS,
     }
     for key in ("temperature", "tool_choice", "parallel_tool_calls"):
-        value = getattr(s, key)
+        value = s.tool_choice_at(1) if key == "tool_choice" else getattr(s, key)
         if value is not None:
             body[key] = value
     return json.loads(json.dumps(body))
@@ -58,6 +61,8 @@ async def streamed_tools_refusal(client: Any, workload: Workload, model: str) ->
     streamed = await client.chat(probe_body(workload, model, True), keep_chunks=True)
     if streamed.error_class not in REFUSALS or streamed.content_events:
         return None  # answered, or busy or unreachable (which is not a refusal)
+    if streamed.finish_reason is not None:
+        return None  # the stream ran to its end and said why: an answer, if an empty one
     plain = await client.chat(probe_body(workload, model, False), keep_chunks=True)
     if plain.error_class is not None:
         return None

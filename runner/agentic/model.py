@@ -34,6 +34,14 @@ class Settings:
     max_tokens: int | None = None
     tool_choice: str | dict[str, Any] | None = "auto"
     parallel_tool_calls: bool | None = None
+    # the tool choice of steps 1..n (then `tool_choice`): forced where the task needs a call
+    tool_choice_by_step: tuple[str | dict[str, Any], ...] = ()
+
+    def tool_choice_at(self, step: int) -> str | dict[str, Any] | None:
+        """The tool choice sent on `step` (1-based)."""
+        if 1 <= step <= len(self.tool_choice_by_step):
+            return self.tool_choice_by_step[step - 1]
+        return self.tool_choice
 
 
 @dataclass(frozen=True)
@@ -53,17 +61,18 @@ class Tool:
     implementation: dict[str, Any]
     latency: dict[str, float] | None = None
     faults: tuple[Fault, ...] = ()
+    strict: bool | None = None
 
     def openai_spec(self) -> dict[str, Any]:
-        """The `tools[]` entry sent to the model."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
+        """The `tools[]` entry sent to the model (`strict` only when the workload sets it)."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
         }
+        if self.strict is not None:
+            function["strict"] = self.strict
+        return {"type": "function", "function": function}
 
 
 @dataclass(frozen=True)
@@ -173,6 +182,7 @@ def _tool(doc: dict[str, Any]) -> Tool:
         implementation=dict(doc.get("implementation") or {"type": "static", "response": None}),
         latency=doc.get("latency"),
         faults=tuple(_fault(f) for f in doc.get("faults", [])),
+        strict=doc.get("strict"),
     )
 
 
@@ -228,6 +238,7 @@ def load_workload(doc: dict[str, Any]) -> Workload:
             max_tokens=settings.get("max_tokens"),
             tool_choice=settings.get("tool_choice", "auto"),
             parallel_tool_calls=settings.get("parallel_tool_calls"),
+            tool_choice_by_step=tuple(settings.get("tool_choice_by_step") or ()),
         ),
         limits=Limits(
             max_steps=int(limits.get("max_steps", DEFAULT_MAX_STEPS)),

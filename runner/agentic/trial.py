@@ -156,7 +156,7 @@ class TrialRun:
         if not self.wl.tools:  # a task that offers no tools: an empty list is refused by some
             del body["tools"]
         for key in ("temperature", "max_tokens", "tool_choice", "parallel_tool_calls"):
-            value = getattr(s, key)
+            value = s.tool_choice_at(self.rec.steps) if key == "tool_choice" else getattr(s, key)
             if value is not None and (self.wl.tools or key in {"temperature", "max_tokens"}):
                 body[key] = value
         return json.loads(json.dumps(body))  # a snapshot: later turns must not change a sent body

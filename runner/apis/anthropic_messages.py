@@ -159,6 +159,7 @@ def build(body: Json) -> Json:
                 "description": t["function"].get("description", ""),
                 "input_schema": t["function"].get("parameters")
                 or {"type": "object", "properties": {}},
+                **({"strict": t["function"]["strict"]} if "strict" in t["function"] else {}),
             }
             for t in tools
             if isinstance(t, dict) and isinstance(t.get("function"), dict)
@@ -218,7 +219,7 @@ class MessagesTranslator:
                 index = int(obj.get("index", 0))
                 if not isinstance(piece, str) or not piece:
                     return []
-                seen = self._blocks.setdefault(index, ["tool_use", 0])
+                seen = self._blocks.setdefault(index, ["tool_use", 0, None])
                 seen[1] += len(piece)
                 return [tool_delta(index, arguments=piece)]
             return []
@@ -226,7 +227,10 @@ class MessagesTranslator:
             index = int(obj.get("index", 0))
             block = obj.get("content_block") or {}
             btype = block.get("type")
-            self._blocks[index] = [btype, 0]
+            # a tool_use block's initial `input` (Anthropic sends {} and then deltas; some
+            # compatible servers send it whole here): the arguments when no delta follows
+            initial = block.get("input") if btype == "tool_use" else None
+            self._blocks[index] = [btype, 0, initial if isinstance(initial, dict) else None]
             if btype == "tool_use":
                 return [tool_delta(index, str(block.get("id") or "") or None,
                                    str(block.get("name") or ""), "")]
@@ -239,8 +243,9 @@ class MessagesTranslator:
             index = int(obj.get("index", 0))
             known = self._blocks.get(index)
             if known is not None and known[0] == "tool_use" and known[1] == 0:
-                known[1] = 2
-                return [tool_delta(index, arguments="{}")]
+                whole_input = json.dumps(known[2]) if known[2] else "{}"
+                known[1] = len(whole_input)
+                return [tool_delta(index, arguments=whole_input)]
             return []
         if kind == "message_start":
             self._started = True

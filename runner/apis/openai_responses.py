@@ -95,7 +95,8 @@ def build(body: Json) -> Json:
     limit = body.get("max_tokens") or body.get("max_completion_tokens")
     if limit is not None:
         out["max_output_tokens"] = limit
-    for key in ("temperature", "top_p", "reasoning", "parallel_tool_calls"):
+    # ignore_eos is vLLM's (and the emulator's) extension: sent when the workload asks for it
+    for key in ("temperature", "top_p", "reasoning", "parallel_tool_calls", "ignore_eos"):
         if body.get(key) is not None:
             out[key] = body[key]
     tools = body.get("tools")
@@ -107,7 +108,8 @@ def build(body: Json) -> Json:
                 "description": t["function"].get("description", ""),
                 "parameters": t["function"].get("parameters")
                 or {"type": "object", "properties": {}},
-                "strict": False,
+                # Responses treats a tool without `strict` as strict: absent means False here
+                "strict": bool(t["function"].get("strict", False)),
             }
             for t in tools
             if isinstance(t, dict) and isinstance(t.get("function"), dict)
@@ -191,7 +193,9 @@ class ResponsesTranslator:
             usage = usage_of(response.get("usage"))
             if usage:
                 out.append({"usage": usage})
-            if kind == "response.completed":
+            # vLLM ends a reply cut at max_output_tokens with response.completed and status
+            # incomplete (OpenAI sends response.incomplete): the status decides
+            if kind == "response.completed" and response.get("status") != "incomplete":
                 finish = "tool_calls" if self._calls else "stop"
             else:
                 reason = str((response.get("incomplete_details") or {}).get("reason") or "")
