@@ -159,24 +159,31 @@ def _spec(spec: RunSpec, expected: Expected) -> tuple[str, str] | None:
 def _requests(spec: RunSpec, expected: Expected,
               records: list[dict[str, Any]]) -> tuple[str, str] | None:
     by_id = {p.id: p for p in expected.points}
-    ran = {p.id for p in spec.points}
-    seen: dict[str, set[int]] = {pid: set() for pid in ran}
     position = {p.id: i for i, p in enumerate(spec.points)}
-    for record in records:
-        if record.get("type", "request") != "request":
-            continue
-        pid, seq = record.get("point"), record.get("seq")
-        if pid not in ran or not isinstance(seq, int):
+    lines = [r for r in records if r.get("type", "request") == "request"]
+    counts = dict.fromkeys(position, 0)
+    for record in lines:
+        pid = record.get("point")
+        if pid not in position:
             return "/evidence", f"request {str(record.get('request_id'))[:60]!r} belongs to " \
                                 f"no point of the run"
-        point = by_id[str(pid)]
-        where = f"/points/{position[str(pid)]}"
-        if not 0 <= seq < point.count or record.get("request_id") != point.request_id(seq):
+        counts[pid] += 1
+    for pid, count in counts.items():
+        if count != by_id[pid].count:
+            return f"/points/{position[pid]}", f"point {pid!r} journals {count} requests, " \
+                                               f"the plan sends {by_id[pid].count}"
+    seen: dict[str, set[int]] = {pid: set() for pid in position}
+    for record in lines:
+        pid, seq = str(record["point"]), record.get("seq")
+        point = by_id[pid]
+        where = f"/points/{position[pid]}"
+        if not isinstance(seq, int) or not 0 <= seq < point.count \
+                or record.get("request_id") != point.request_id(seq):
             return where, (f"request {str(record.get('request_id'))[:60]!r} (seq {seq}) is not "
                            f"one of the {point.count} requests planned for {pid}")
-        if seq in seen[str(pid)]:
+        if seq in seen[pid]:
             return where, f"request {point.request_id(seq)!r} is journaled twice"
-        seen[str(pid)].add(seq)
+        seen[pid].add(seq)
         if bool(record.get("warmup", False)) != (seq < point.warmup):
             return where, f"request {point.request_id(seq)!r} has warm-up " \
                           f"{bool(record.get('warmup'))}, the plan says {seq < point.warmup}"
@@ -184,11 +191,6 @@ def _requests(spec: RunSpec, expected: Expected,
         if length != point.lengths[seq]:
             return where, (f"request {point.request_id(seq)!r} asked for {length} input tokens, "
                            f"the plan {point.lengths[seq]}")
-    for i, point in enumerate(spec.points):
-        count, planned = len(seen[point.id]), by_id[point.id].count
-        if count != planned:
-            return f"/points/{i}", f"point {point.id!r} journals {count} requests, the plan " \
-                                   f"sends {planned}"
     return None
 
 
