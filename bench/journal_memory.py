@@ -185,8 +185,8 @@ def main() -> None:
     if "bomb" in cases:
         print(json.dumps({"case": "bomb", **measure(bomb(project / "bomb", args.bomb_mib))}))
     if "large" in cases:
-        # about 1,100 bytes a line (127 inter-token gaps); four points
-        per_point = max(1, args.large_mib * MIB // 1100 // 4)
+        # about 1,150 bytes a line (127 inter-token gaps); four points
+        per_point = max(1, args.large_mib * MIB // 1180 // 4)
         result = write_run(project / "large", "large", per_point, [8, 16, 32, 64])
         print(json.dumps({"case": "large", "requests": per_point * 4, **measure(result)}))
 

@@ -98,7 +98,7 @@ _Validator = validators.extend(
 @cache
 def validator_for(kind: str) -> Draft202012Validator:
     schema = schema_for(kind)
-    return _Validator(schema, registry=_registry(),  # type: ignore[no-any-return]
+    return _Validator(schema, registry=_registry(),
                       format_checker=FormatChecker())
 
 

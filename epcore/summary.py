@@ -36,9 +36,11 @@ def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     each carries `_session`, the number of session lines seen before it (set on the record
     itself: a copy of every record doubled the memory a large journal takes)."""
     seen: set[str] = set()
-    out = []
+    out: list[dict[str, Any]] = []
     session = 0
     for record in records:
+        if not isinstance(record, dict):
+            record = dict(record)
         kind = record.get("type", "request")
         if kind in ("session", "shard"):
             session += 1
@@ -49,8 +51,8 @@ def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if rid in seen:
             continue
         seen.add(rid)
-        record["_session"] = session  # type: ignore[index]
-        out.append(record)  # type: ignore[arg-type]
+        record["_session"] = session
+        out.append(record)
     return out
 
 
