@@ -155,7 +155,7 @@ def load(path: Path, pinned: Mapping[str, Any],
     """The journal's records, streamed: each line a JSON object of a known kind and shape
     (epcore.journal_lines), no duplicate key, no deeper than its MAX_DEPTH, no more request
     lines than `max_requests`; then its bytes checked against the result's `evidence`.
-    Inter-token gaps are kept as `array('q')` and repeated strings once."""
+    Inter-token gaps are kept as `array('i')` (or 'q') and repeated strings once."""
     reader = _Reader(path)
     records: list[dict[str, Any]] = []
     requests = 0
@@ -230,14 +230,17 @@ def _walk(document: Any) -> tuple[int, int]:
 def _compact(record: dict[str, Any]) -> None:
     gaps = record.get("itl_us")
     if isinstance(gaps, list) and all(type(v) is int for v in gaps):
-        with contextlib.suppress(OverflowError):  # past 2**63: kept as the list
-            record["itl_us"] = array("q", gaps)
+        # 4 bytes a gap (up to 35 minutes in microseconds), else 8; past 2**63 the list stays
+        with contextlib.suppress(OverflowError):
+            record["itl_us"] = array("i", gaps) if min(gaps, default=0) > -_I32 \
+                and max(gaps, default=0) < _I32 else array("q", gaps)
     for key in _SHARED:
         value = record.get(key)
         if type(value) is str and len(value) <= 64:
             record[key] = sys.intern(value)
 
 
+_I32 = 2**31
 _SHARED = ("point", "class", "input_source", "token_source", "task", "tag")
 _BLOCK = 1 << 20
 MAX_LINE_BYTES = 16 * 1024 * 1024

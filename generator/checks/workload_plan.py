@@ -4,8 +4,8 @@ sha256 (epcore.workload_plan, the functions the runner planned with) and the res
 
     settings     seed, max_tokens, ignore_eos, temperature, top_p, retry equal the workload's
     run line     pattern, seed, SLOs, burst block and every point (id, index, concurrency or
-                 rate, phase and span) equal the rebuilt plan's (all of it, or one shard's
-                 points: index % N == I-1)
+                 rate, phase and span) equal the rebuilt plan's point of that index (all of
+                 the plan, a shard, or merged shards: each point once, in the plan's order)
     requests     every request line is a planned request (id, point, seq, warm-up flag and
                  prompt length as planned), at most once; every point of the run line has
                  exactly its planned requests
@@ -154,9 +154,9 @@ def _spec(spec: RunSpec, expected: Expected) -> tuple[str, str] | None:
         return "/evidence", f"the journal's SLOs are {spec.slo}, not {slo}"
     planned = {p.index: p for p in expected.points}
     indexes = [p.index for p in spec.points]
-    if not _whole_or_shard(indexes, len(expected.points)):
-        return "/points", (f"the journal ran points {[p.id for p in spec.points][:10]}, not the "
-                           f"plan's {[p.id for p in expected.points][:10]} or one shard of them")
+    if not _in_plan(indexes, len(expected.points)):
+        return "/points", (f"the journal ran points {[p.id for p in spec.points][:10]}, not "
+                           f"points of the plan's {[p.id for p in expected.points][:10]}")
     for i, point in enumerate(spec.points):
         want = planned[point.index].spec()
         if point != want:
@@ -210,11 +210,11 @@ def _requests(spec: RunSpec, expected: Expected,
     return None
 
 
-def _whole_or_shard(indexes: list[int], total: int) -> bool:
-    if not indexes or indexes != sorted(set(indexes)):
-        return False
-    return any(indexes == [i for i in range(total) if i % n == k]
-               for n in range(1, total + 1) for k in range(n))
+def _in_plan(indexes: list[int], total: int) -> bool:
+    """Points of the plan, each once, in its order: the whole plan, a shard, or shards merged
+    (`epbench merge` of some of a run's shards)."""
+    return bool(indexes) and indexes == sorted(set(indexes)) and indexes[0] >= 0 \
+        and indexes[-1] < total
 
 
 def _point(point: Any) -> str:
