@@ -59,7 +59,7 @@ def journal(seed: int, requests: int) -> tuple[list[dict[str, Any]], RunSpec]:
     lines: list[dict[str, Any]] = [{"type": "run", "spec": spec.to_json()}]
     t = 10_000 * MS
     for point in spec.points:
-        for seq in range(requests):
+        for seq in range(max(requests, point.concurrency or 1)):
             t += rng.randint(1, 5) * MS
             gaps = [rng.randint(4000, 9000) for _ in range(15)]
             first = t + rng.randint(20, 80) * MS
@@ -69,7 +69,8 @@ def journal(seed: int, requests: int) -> tuple[list[dict[str, Any]], RunSpec]:
                 "request_id": f"{point.id}-{seq:05d}", "point": point.id, "seq": seq,
                 "warmup": False, "t_scheduled_ns": None, "t_send_ns": t,
                 "t_first_ns": first if ok else None, "t_last_ns": last if ok else None,
-                "t_done_ns": last + MS, "input_tokens": 128, "output_tokens": 16 if ok else None,
+                "t_done_ns": last + MS, "input_tokens": 128, "input_requested": 128,
+                "output_tokens": 16 if ok else None,
                 "token_source": "usage" if ok else None, "status": 200 if ok else 503,
                 "class": "ok" if ok else "http_5xx", "error": None, "itl_us": gaps if ok else [],
                 "attempts": 1, "retry_s": 0.0, "retry_tokens": 0,
@@ -85,10 +86,19 @@ def generate(project: Path, count: int, requests: int) -> int:
     """`count` valid results with journals under project/results; the bytes of one journal."""
     workload = project / "workloads" / "serving" / "chat-short.yaml"
     workload.parent.mkdir(parents=True)
-    workload.write_text("id: chat-short\n")
+    workload.write_text(json.dumps({  # the plan the journals ran (workload.plan compares)
+        "kind": "serving-workload", "schema_version": 1, "id": "chat-short", "version": "1.0",
+        "description": "the scale bench's load", "seed": 1,
+        "prompts": {"input_tokens": {"distribution": "fixed", "value": 128}, "max_tokens": 16},
+        "sampling": {"temperature": 0.0, "top_p": 1.0},
+        "load": {"pattern": "concurrency", "concurrency": [1, 8],
+                 "requests_per_point": requests, "warmup_requests": 0},
+        "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+    }))
     sha = hashlib.sha256(workload.read_bytes()).hexdigest()
     base = json.loads(SAMPLE.read_text())
     base["workload"]["sha256"] = sha
+    base["settings"].update(max_tokens=16)
     (project / "endpoints").mkdir()
     for e in range(20):
         endpoint = {**base["endpoint"], "id": f"acme-{e:02d}"}

@@ -14,17 +14,27 @@ stops at MAX_JOURNAL_BYTES of uncompressed bytes. A request line is 300-900 byte
 inter-token gaps are most of it) and compresses to about a quarter of that, so 32 MiB holds
 over 100,000 requests: a full sweep of the shipped workloads is under 20,000. docs/evidence.md
 has the measured figures.
+
+Validation streams the journal (`load`, `check_file`): blocks of 1 MiB are inflated, hashed
+and split into lines, each line checked for its kind and shape as it comes (epcore.journal_lines),
+so a bomb of `{}` lines stops at its second line and memory never holds the whole journal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
-import json
+import sys
 import zlib
-from collections.abc import Mapping
+from array import array
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import orjson
+
+from epcore import fast_json, journal_lines
 
 SUFFIX = ".events.jsonl.gz"
 RUN_JOURNAL = "events.jsonl"
@@ -62,35 +72,76 @@ def pack(data: bytes, dest: Path) -> None:
     dest.write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
 
 
-def read_bytes(path: Path) -> bytes:
-    """The journal's uncompressed bytes, within the caps; EvidenceError otherwise."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise EvidenceError(f"cannot read the journal ({type(exc).__name__})") from None
-    if path.name.endswith(".gz"):
-        if size > MAX_COMPRESSED_BYTES:
-            raise EvidenceError(
-                f"the journal is {size} bytes compressed; the cap is {MAX_COMPRESSED_BYTES}"
-            )
-        inflater = zlib.decompressobj(wbits=31)
+class _Reader:
+    """The journal's uncompressed bytes in blocks, within the caps, hashed and counted as they
+    pass: nothing but one block (and one line) is ever held."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.digest = hashlib.sha256()
+        self.size = 0
+        self.lines = 0
+
+    def blocks(self) -> Iterator[bytes]:
         try:
-            data = inflater.decompress(path.read_bytes(), MAX_JOURNAL_BYTES + 1)
-        except zlib.error:
-            raise EvidenceError("the journal is not a valid gzip file") from None
-        if len(data) > MAX_JOURNAL_BYTES:
-            raise EvidenceError(f"the journal inflates past {MAX_JOURNAL_BYTES} bytes")
+            size = self.path.stat().st_size
+            handle = self.path.open("rb")
+        except OSError as exc:
+            raise EvidenceError(f"cannot read the journal ({type(exc).__name__})") from None
+        packed = self.path.name.endswith(".gz")
+        cap = MAX_COMPRESSED_BYTES if packed else MAX_JOURNAL_BYTES
+        if size > cap:
+            what = "bytes compressed" if packed else "bytes"
+            raise EvidenceError(f"the journal is {size} {what}; the cap is {cap}")
+        with handle:
+            source = iter(lambda: handle.read(_BLOCK), b"")
+            for block in (_inflate(source) if packed else source):
+                self.size += len(block)
+                if self.size > MAX_JOURNAL_BYTES:
+                    raise EvidenceError(f"the journal inflates past {MAX_JOURNAL_BYTES} bytes")
+                self.digest.update(block)
+                self.lines += block.count(b"\n")
+                yield block
+
+    def described(self) -> dict[str, Any]:
+        return {"sha256": self.digest.hexdigest(), "lines": self.lines, "bytes": self.size}
+
+
+def _inflate(source: Iterator[bytes]) -> Iterator[bytes]:
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        for chunk in source:
+            while chunk and not inflater.eof:
+                yield inflater.decompress(chunk, _BLOCK)
+                chunk = inflater.unconsumed_tail
+            if inflater.eof:
+                return
         if not inflater.eof:
             raise EvidenceError("the journal's gzip stream is truncated")
-        return data
-    if size > MAX_JOURNAL_BYTES:
-        raise EvidenceError(f"the journal is {size} bytes; the cap is {MAX_JOURNAL_BYTES}")
-    return path.read_bytes()
+    except zlib.error:
+        raise EvidenceError("the journal is not a valid gzip file") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """The journal's uncompressed bytes, within the caps; EvidenceError otherwise (for small
+    journals: validation streams them with `load` and `check_file`)."""
+    return b"".join(_Reader(path).blocks())
 
 
 def check_bytes(data: bytes, pinned: Mapping[str, Any]) -> None:
     """EvidenceError unless the journal's bytes are the ones the result pins."""
-    actual = describe(data)
+    _check_described(describe(data), pinned)
+
+
+def check_file(path: Path, pinned: Mapping[str, Any]) -> None:
+    """EvidenceError unless the journal file (streamed, within the caps) is the one pinned."""
+    reader = _Reader(path)
+    for _ in reader.blocks():
+        pass
+    _check_described(reader.described(), pinned)
+
+
+def _check_described(actual: Mapping[str, Any], pinned: Mapping[str, Any]) -> None:
     for key in ("sha256", "lines", "bytes"):
         if key in pinned and pinned[key] != actual[key]:
             raise EvidenceError(
@@ -99,37 +150,99 @@ def check_bytes(data: bytes, pinned: Mapping[str, Any]) -> None:
             )
 
 
-def load(path: Path, pinned: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The journal's records, after checking its bytes against the result's `evidence`."""
-    data = read_bytes(path)
-    check_bytes(data, pinned)
-    records = []
-    for number, line in enumerate(data.split(b"\n"), 1):
-        if not line:
-            continue
-        try:
-            record = _DECODER.decode(line.decode("utf-8"))
-        except ValueError:
-            raise EvidenceError(f"journal line {number} is not JSON") from None
-        if not isinstance(record, dict):
-            raise EvidenceError(f"journal line {number} is not an object")
-        records.append(record)
+def load(path: Path, pinned: Mapping[str, Any],
+         max_requests: int | None = None) -> list[dict[str, Any]]:
+    """The journal's records, streamed: each line a JSON object of a known kind and shape
+    (epcore.journal_lines), no duplicate key, no deeper than its MAX_DEPTH, no more request
+    lines than `max_requests`; then its bytes checked against the result's `evidence`.
+    Inter-token gaps are kept as `array('i')` (or 'q') and repeated strings once."""
+    reader = _Reader(path)
+    records: list[dict[str, Any]] = []
+    requests = 0
+    number = 0
+    tail = b""
+    for block in reader.blocks():
+        lines = (tail + block).split(b"\n") if tail else block.split(b"\n")
+        tail = lines.pop()
+        if len(tail) > MAX_LINE_BYTES:
+            raise EvidenceError(f"journal line {number + 1} is longer than {MAX_LINE_BYTES} bytes")
+        for line in lines:
+            number += 1
+            if not line:
+                continue
+            record = parse_line(line, number)
+            if record.get("type", "request") == "request":
+                requests += 1
+                if max_requests is not None and requests > max_requests:
+                    raise EvidenceError(
+                        f"journal line {number}: more request lines than the {max_requests} "
+                        "the workload's plan sends")
+                _compact(record)
+            records.append(record)
+    if tail:
+        records.append(parse_line(tail, number + 1))
+    _check_described(reader.described(), pinned)
     return records
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (_INF, -_INF):
-        raise ValueError(f"{text} overflows to infinity")
-    return value
+def parse_line(line: bytes, number: int) -> dict[str, Any]:
+    """One journal line: JSON, an object of a known kind and shape, no duplicate key, no
+    deeper than journal_lines.MAX_DEPTH; EvidenceError naming the line otherwise."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if "depth" in str(exc) or "recursion" in str(exc):
+            raise EvidenceError(
+                f"journal line {number} nests deeper than {journal_lines.MAX_DEPTH} levels"
+            ) from None
+        raise EvidenceError(f"journal line {number} is not JSON") from None
+    problem = journal_lines.line_problem(record)
+    if problem is not None:
+        raise EvidenceError(f"journal line {number} {problem}")
+    depth, members = _walk(record)
+    if depth > journal_lines.MAX_DEPTH:
+        raise EvidenceError(
+            f"journal line {number} nests deeper than {journal_lines.MAX_DEPTH} levels")
+    if members != fast_json.written_members(line):
+        raise EvidenceError(f"journal line {number} repeats a key (duplicate keys are refused)")
+    return record
 
 
-_INF = float("inf")
+def _walk(document: Any) -> tuple[int, int]:
+    """(nesting depth, object members) of a parsed line, iteratively; lists of plain numbers
+    (inter-token gaps) are not walked element by element."""
+    deepest = members = 0
+    todo = [(document, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if depth > deepest:
+            deepest = depth
+            if depth > journal_lines.MAX_DEPTH:
+                break
+        if isinstance(value, dict):
+            members += len(value)
+            todo.extend((v, depth + 1) for v in value.values() if isinstance(v, dict | list))
+        elif value and not all(type(v) is int for v in value):
+            todo.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
+    return deepest, members
 
 
-def _refuse(name: str) -> Any:
-    raise ValueError(f"{name} is not a number")
+def _compact(record: dict[str, Any]) -> None:
+    gaps = record.get("itl_us")
+    if isinstance(gaps, list) and all(type(v) is int for v in gaps):
+        # 4 bytes a gap (up to 35 minutes in microseconds), else 8; past 2**63 the list stays
+        with contextlib.suppress(OverflowError):
+            record["itl_us"] = array("i", gaps) if min(gaps, default=0) > -_I32 \
+                and max(gaps, default=0) < _I32 else array("q", gaps)
+    for key in _SHARED:
+        value = record.get(key)
+        if type(value) is str and len(value) <= 64:
+            record[key] = sys.intern(value)
 
 
-# One decoder for every line (json.loads with hooks would build a new one per call).
-_DECODER = json.JSONDecoder(parse_constant=_refuse, parse_float=_finite)
+_I32 = 2**31
+_SHARED = ("point", "class", "input_source", "token_source", "task", "tag")
+_BLOCK = 1 << 20
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""A request of 131,072 tokens (the largest max_tokens a workload may ask) writes about 1 MB
+of inter-token gaps."""

@@ -1,5 +1,17 @@
-"""Which journal lines are complete enough to summarize: one rule for the runner (summary and
-resume) and for `epbench validate` (recomputation), so both read the same lines."""
+"""The journal's line kinds and what each must hold: one registry for the runner (summary and
+resume) and for `epbench validate` (which accepts only lines of a known kind and shape).
+
+    run      first line: `spec` (serving, epcore.runspec) or `agentic` (tasks, trials)
+    session  each process that sends (the run, every --resume)
+    shard    before each shard's lines in a merged journal (`epbench merge`)
+    trial    one finished agentic trial (TRIAL_FIELDS)
+    request  one finished request (no `type`): serving lines hold REQUEST_FIELDS, agentic
+             ones AGENTIC_REQUEST_FIELDS
+
+A kind or a required field added here is what validation accepts and requires; a line of
+another kind, a line missing a field its kind requires, a duplicate key or nesting deeper
+than MAX_DEPTH is refused (`line_problem`).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +39,53 @@ STREAMED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "content_bytes": int, "tool_calls": int, "sse_events": int,
 }
 # --- end of streamed-evidence fields ----------------------------------------------------------
+AGENTIC_REQUEST_FIELDS: dict[str, type | tuple[type, ...]] = {"task": str, "trial": int}
+
+LINE_KINDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "run": {},
+    "session": {},
+    "shard": {},
+    "trial": TRIAL_FIELDS,
+    "request": REQUEST_FIELDS,
+}
+"""Each known line kind and the fields (with their types) a line of it must hold."""
+
+MAX_DEPTH = 8
+"""How deeply a line's containers may nest: a run line's spec is 4 deep (line, spec, points,
+a point)."""
+
+
+def kind_of(record: dict[str, Any]) -> Any:
+    return record.get("type", "request")
+
+
+def required_fields(record: dict[str, Any]) -> dict[str, type | tuple[type, ...]] | None:
+    """The fields a line of this kind must hold; None for a kind the journal does not have."""
+    kind = kind_of(record)
+    if not isinstance(kind, str) or kind not in LINE_KINDS:
+        return None
+    if kind == "request" and "task" in record:
+        return AGENTIC_REQUEST_FIELDS
+    return LINE_KINDS[kind]
+
+
+def line_problem(record: Any) -> str | None:
+    """What is wrong with the shape of one parsed journal line (None: a known kind, holding
+    every field its kind requires, with the right types)."""
+    if not isinstance(record, dict):
+        return "is not an object"
+    needed = required_fields(record)
+    if needed is None:
+        return f"has type {str(kind_of(record))[:40]!r}, not a kind of journal line"
+    for name, wanted in needed.items():
+        value = record.get(name)
+        if not isinstance(value, wanted) or (isinstance(value, bool) and wanted is not bool):
+            what = "lacks" if name not in record else "has a malformed"
+            return f"({kind_of(record)}) {what} field {name!r}"
+    if kind_of(record) == "run" and not isinstance(record.get("spec", record.get("agentic")),
+                                                   dict):
+        return "(run) holds neither a spec nor an agentic block"
+    return None
 
 
 def complete_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:

@@ -7,11 +7,12 @@ Every contract file carries `kind` (and may carry `$schema`, the schema's `$id`)
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 from referencing import Registry, Resource
 
 from epcore.credentials import redact
@@ -53,9 +54,52 @@ def schema_for(kind: str) -> dict[str, Any]:
 
 
 @cache
+def ecma_regex(pattern: str) -> re.Pattern[str]:
+    r"""A schema `pattern` compiled as JSON Schema reads it (ECMA-262, not multiline): `$` is
+    the end of the string. Python's `$` also matches before a final newline, so "mallory\n"
+    would pass `^[a-z]+$`; every unescaped `$` outside a character class becomes `\Z`."""
+    out = []
+    escaped = in_class = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        elif char == "$" and not in_class:
+            out.append(r"\Z")
+            continue
+        out.append(char)
+    return re.compile("".join(out))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and not ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in properties.items():
+        for key, value in instance.items():
+            if ecma_regex(pattern).search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+_Validator = validators.extend(
+    Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties}
+)
+
+
+@cache
 def validator_for(kind: str) -> Draft202012Validator:
     schema = schema_for(kind)
-    return Draft202012Validator(schema, registry=_registry(), format_checker=FormatChecker())
+    return _Validator(schema, registry=_registry(),
+                      format_checker=FormatChecker())
 
 
 def kind_of(document: Any) -> str | None:

@@ -34,11 +34,14 @@ CALIBRATION_TOLERANCE = 0.05  # a point whose median actual/requested is further
 
 def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Request records (no `type` or `type == "request"`), first record per request_id kept;
-    each copy carries `_session`, the number of session lines seen before it."""
+    each carries `_session`, the number of session lines seen before it (set on the record
+    itself: a copy of every record doubled the memory a large journal takes)."""
     seen: set[str] = set()
-    out = []
+    out: list[dict[str, Any]] = []
     session = 0
     for record in records:
+        if not isinstance(record, dict):
+            record = dict(record)
         kind = record.get("type", "request")
         if kind in ("session", "shard"):
             session += 1
@@ -49,9 +52,8 @@ def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if rid in seen:
             continue
         seen.add(rid)
-        copy = dict(record)
-        copy["_session"] = session
-        out.append(copy)
+        record["_session"] = session
+        out.append(record)
     return out
 
 

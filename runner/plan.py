@@ -1,5 +1,8 @@
 """Load patterns as a plan: every request a run will send, decided before the first is sent.
 
+The points are drawn by `epcore.workload_plan` (which `epbench validate` also rebuilds to
+compare with a journal); this module gives each request its own record for the run:
+
     concurrency  one point per level `c`: warm-up requests then max(`requests_per_point`, c)
                  measured ones, sent closed-loop by `c` workers (a worker sends its next
                  request when its last one finished)
@@ -18,17 +21,17 @@ Sharding ("I/N") keeps the points whose index % N == I-1.
 
 from __future__ import annotations
 
-import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from epcore.errors import InputError
 from epcore.runspec import PointSpec, RunSpec
-from runner.prompts import draw_length
+from epcore.workload_plan import BURST_PHASES, PlannedPoint, plan_points, rate_id
 from runner.workload import ServingWorkload
 
 PLAN_VERSION = 1
-BURST_PHASES = ("base", "spike", "recovery")
+__all__ = ["BURST_PHASES", "Plan", "PlannedRequest", "PointPlan", "build_plan", "parse_shard",
+           "rate_id"]
 
 
 @dataclass
@@ -118,10 +121,6 @@ def parse_shard(spec: str) -> tuple[int, int]:
     return index, count
 
 
-def rate_id(rate: float) -> str:
-    return "r" + f"{rate:g}".replace("+", "")
-
-
 def build_plan(
     workload: ServingWorkload, run_id: str, quick: bool, shard: str | None = None
 ) -> Plan:
@@ -132,35 +131,12 @@ def build_plan(
             raise InputError(
                 f"--shard {shard}: a burst is one timeline and cannot be split; run it whole"
             )
-    load = workload.load
-    q = workload.quick if quick else {}
-    seed = workload.seed
-    points: list[PointPlan] = []
-    burst = None
-    if workload.pattern == "concurrency":
-        n = int(q.get("requests_per_point", load["requests_per_point"]))
-        warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
-        for index, level in enumerate(load["concurrency"]):
-            pid = f"c{level}"
-            # At least one measured request per worker, or the point never reaches its level.
-            reqs = _requests(workload, pid, warm, max(n, int(level)))
-            points.append(PointPlan(id=pid, index=index, requests=reqs, concurrency=int(level)))
-    elif workload.pattern == "poisson":
-        n = int(q.get("requests_per_point", load["requests_per_point"]))
-        warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
-        for index, rate in enumerate(load["rates_rps"]):
-            pid = rate_id(float(rate))
-            reqs = _requests(workload, pid, warm, n)
-            rng = random.Random(f"{seed}:schedule:{pid}")
-            t = 0.0
-            for req in reqs:
-                req.offset_s = round(t, 9)
-                t += rng.expovariate(float(rate))
-            points.append(PointPlan(id=pid, index=index, requests=reqs, rate=float(rate)))
-    elif workload.pattern == "burst":
-        points, burst = _burst_points(workload, float(q.get("time_scale", 1.0)) if quick else 1.0)
-    else:  # the schema admits no other pattern
+    if workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
         raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
+    planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
+                                 workload.prompts["input_tokens"], workload.quick, quick)
+    points = [_point_plan(p) for p in planned]
+    seed = workload.seed
     return Plan(
         run_id=run_id,
         workload_id=workload.id,
@@ -174,66 +150,15 @@ def build_plan(
     )
 
 
-def _requests(workload: ServingWorkload, pid: str, warm: int, n: int) -> list[PlannedRequest]:
-    rng = random.Random(f"{workload.seed}:lengths:{pid}")
-    dist = workload.prompts["input_tokens"]
-    out = []
-    for seq in range(warm + n):
-        out.append(
-            PlannedRequest(
-                request_id=f"{pid}-{seq:05d}",
-                point=pid,
-                seq=seq,
-                warmup=seq < warm,
-                input_tokens=draw_length(dist, rng),
-            )
-        )
-    return out
-
-
-def _burst_points(
-    workload: ServingWorkload, scale: float
-) -> tuple[list[PointPlan], dict[str, Any]]:
-    load = workload.load
-    base = float(load["base_rate_rps"])
-    spike = base * float(load["spike_factor"])
-    lengths = [
-        float(load["base_s"]) * scale,
-        float(load["spike_s"]) * scale,
-        float(load["recovery_s"]) * scale,
+def _point_plan(point: PlannedPoint) -> PointPlan:
+    """The runner's view of a planned point: one PlannedRequest per request."""
+    offsets = point.offsets
+    requests = [
+        PlannedRequest(request_id=point.request_id(seq), point=point.id, seq=seq,
+                       warmup=seq < point.warmup, input_tokens=int(length),
+                       offset_s=None if offsets is None else offsets[seq])
+        for seq, length in enumerate(point.lengths)
     ]
-    bounds = [0.0, lengths[0], lengths[0] + lengths[1], sum(lengths)]
-    rates = [base, spike, base]
-    rng = random.Random(f"{workload.seed}:schedule:burst")
-    length_rng = random.Random(f"{workload.seed}:lengths:burst")
-    dist = workload.prompts["input_tokens"]
-    points = [
-        PointPlan(
-            id=name,
-            index=i,
-            requests=[],
-            rate=rates[i],
-            phase=name,
-            start_s=bounds[i],
-            end_s=bounds[i + 1],
-        )
-        for i, name in enumerate(BURST_PHASES)
-    ]
-    t = 0.0
-    while t < bounds[3]:
-        phase = 0 if t < bounds[1] else 1 if t < bounds[2] else 2
-        point = points[phase]
-        seq = len(point.requests)
-        point.requests.append(
-            PlannedRequest(
-                request_id=f"{point.id}-{seq:05d}",
-                point=point.id,
-                seq=seq,
-                warmup=False,
-                input_tokens=draw_length(dist, length_rng),
-                offset_s=round(t, 9),
-            )
-        )
-        t += rng.expovariate(rates[phase])
-    window = float(load.get("recovery_window_s", 5.0)) * scale
-    return points, {"window_s": window, "end_s": bounds[3]}
+    return PointPlan(id=point.id, index=point.index, requests=requests,
+                     concurrency=point.concurrency, rate=point.rate, phase=point.phase,
+                     start_s=point.start_s, end_s=point.end_s)

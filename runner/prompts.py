@@ -12,9 +12,11 @@ and `--resume` rebuilds the same prompts.
 
 from __future__ import annotations
 
-import math
 import random
-from typing import Any
+
+from epcore.workload_plan import draw_length
+
+__all__ = ["WORDS", "draw_length", "messages", "prompt_text"]
 
 _WORD_TEXT = """
 the of and to in is it you that he was for on are with as his they be at one have this
@@ -40,38 +42,6 @@ product black short numeral class wind question happen complete ship area half r
 order fire south problem piece told knew pass since top whole king space
 """
 WORDS: tuple[str, ...] = tuple(_WORD_TEXT.split())
-
-
-def draw_length(dist: dict[str, Any], rng: random.Random) -> int:
-    """One prompt length from a workload `distribution` (fixed, uniform, normal, lognormal).
-
-    normal/lognormal use `mean` and `stddev` of the lengths themselves; every draw is clipped
-    to [min, max] when given and is at least 1.
-    """
-    kind = dist["distribution"]
-    low = dist.get("min")
-    high = dist.get("max")
-    if kind == "fixed":
-        value = float(dist.get("value", dist.get("mean", 1)))
-    elif kind == "uniform":
-        value = rng.uniform(
-            float(low if low is not None else 1), float(high if high is not None else low or 1)
-        )
-    elif kind == "normal":
-        value = rng.gauss(float(dist["mean"]), float(dist.get("stddev", 0)))
-    elif kind == "lognormal":
-        mean = float(dist["mean"])
-        sd = float(dist.get("stddev", 0))
-        sigma = math.sqrt(math.log(1 + (sd * sd) / (mean * mean))) if mean > 0 else 0.0
-        mu = math.log(mean) - sigma * sigma / 2 if mean > 0 else 0.0
-        value = rng.lognormvariate(mu, sigma)
-    else:  # the schema admits no other kind
-        raise ValueError(f"unknown distribution {kind!r}")
-    if low is not None:
-        value = max(value, float(low))
-    if high is not None:
-        value = min(value, float(high))
-    return max(1, round(value))
 
 
 def prompt_text(seed: int, request_id: str, n_tokens: int) -> str:

@@ -37,7 +37,8 @@ def header(workload: Any, endpoint: dict[str, Any] | None = None,
                      "kind": "serving", "pattern": "concurrency"},
         "endpoint": endpoint or load_document(ROOT / "endpoints" / "emulator.yaml"),
         "client": {"python": "3.11", "os": "Linux", "region": None, "rtt_ms": 0.05, "cpus": 2},
-        "settings": {"seed": 1, "quick": quick, "stream": True},
+        "settings": {"seed": 1, "quick": quick, "stream": True, "max_tokens": 128,
+                     "ignore_eos": True, "temperature": 0.0},
         "slo": {"ttft_ms": 2000, "tpot_ms": 50},
         "started_at": "2026-11-20T10:00:00Z",
     }
@@ -64,6 +65,7 @@ def journal_lines(plan: Plan, fail: bool = False) -> list[dict[str, Any]]:
                 "warmup": req.warmup, "t_scheduled_ns": None, "t_send_ns": t,
                 "t_first_ns": first if ok else None, "t_last_ns": last if ok else None,
                 "t_done_ns": last + MS, "input_tokens": req.input_tokens,
+                "input_requested": req.input_tokens,
                 "output_tokens": 16 if ok else None, "token_source": "usage" if ok else None,
                 "status": 200 if ok else None, "class": "ok" if ok else "connection",
                 "error": None if ok else "connection refused", "itl_us": gaps if ok else [],
@@ -76,7 +78,7 @@ def make_run(folder: Path, fail: bool = False, quick: bool = False,
              endpoint: dict[str, Any] | None = None, run_id: str = "feedc0de12345678") -> Path:
     workload = load_serving_workload(ROOT / "workloads" / "serving" / "chat-short.yaml")
     plan = build_plan(workload, run_id, quick=quick)
-    plan.points = plan.points[:2]  # c1 and c2
+    plan.points = [p for p in plan.points if p.index % 4 == 0]  # shard 1/4: c1 and c16
     plan.meta = header(workload, endpoint, quick)
     folder.mkdir(parents=True)
     write_json_atomic(folder / PLAN_FILE, plan.to_json())

@@ -76,7 +76,7 @@ def check_result(
     out += check_identity(result, file, RESULT_FIELDS)
     out += check_layout(result, path, file)
     if not imported:
-        out += evidence.check_evidence(result, path, file)
+        out += evidence.check_evidence(result, path, file, index)
     if index is not None:
         out += check_workload_sha(result, index, file)
         if results_root(path) is not None:  # what is submitted, or published

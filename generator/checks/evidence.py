@@ -34,9 +34,10 @@ from epcore.runspec import RunSpec
 from epcore.server_evidence import line_problem
 from epcore.summary import all_failed, summarize_run
 from epcore.trial_record import TrialRecord
-from generator.checks import verified
+from generator.checks import verified, workload_plan
 from generator.checks.base import check, fmt
 from generator.checks.usage import check_usage
+from generator.checks.workload_sha import WorkloadIndex
 
 REL = 1e-9
 
@@ -64,8 +65,11 @@ ALL_FAILED = check(
 _SERVING_FIGURES = ("points", "pareto", "retries", "burst", "resumes", "round_trips")
 
 
-def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Finding]:
-    """Findings for a schema-valid result: its journal, and each figure recomputed."""
+def check_evidence(result: dict[str, Any], path: Path, file: str,
+                   index: WorkloadIndex | None = None) -> list[Finding]:
+    """Findings for a schema-valid result: its journal (streamed: lines of known shape, no
+    more requests than the plan sends), the plan of the workload it claims
+    (generator.checks.workload_plan, with `index`), and each figure recomputed."""
     pinned = result.get("evidence")
     if pinned is None:
         return []
@@ -77,17 +81,22 @@ def check_evidence(result: dict[str, Any], path: Path, file: str) -> list[Findin
     remembered = verified.key(result)
     if verified.seen(remembered):  # recomputed before: only the journal's bytes are checked
         try:
-            evidence.check_bytes(evidence.read_bytes(journal), pinned)
+            evidence.check_file(journal, pinned)
         except evidence.EvidenceError as exc:
             return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
         return []
+    expected = workload_plan.expected_plan(result, index, file)
+    if isinstance(expected, Finding):
+        return [expected]
     try:
-        records = evidence.load(journal, pinned)
+        records = evidence.load(journal, pinned,
+                                max_requests=None if expected is None else expected.requests)
     except evidence.EvidenceError as exc:
         return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
-    found = _recomputed(result, records, journal.name, file)
-    if not found:
-        verified.remember(remembered)
+    found = [] if expected is None else workload_plan.check_plan(result, expected, records, file)
+    found = found or _recomputed(result, records, journal.name, file)
+    if not found and (expected is not None or result["workload"]["kind"] != "serving"):
+        verified.remember(remembered)  # (a serving plan not compared is not vouched for)
     return found
 
 

@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any, cast
 
 from epcore.paths import schemas_dir
-from epcore.schema import KINDS
+from epcore.schema import KINDS, ecma_regex
 
 Check = Callable[[Any], bool]
 _ANNOTATIONS = frozenset({
@@ -70,7 +70,7 @@ def _scalar_node(schema: dict[str, Any]) -> Check | None:
         check_number = _number_check(nullable, integer, low, high, low_x, high_x)
         return check_number
     if rest == {"string"} and keys <= {"type", "pattern", "minLength", "maxLength"}:
-        regex = re.compile(schema["pattern"]) if "pattern" in schema else None
+        regex = ecma_regex(schema["pattern"]) if "pattern" in schema else None
         shortest = schema.get("minLength", 0)
         longest = schema.get("maxLength")
 
@@ -351,7 +351,7 @@ class _Compiler:
         if keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             return _bound(keyword, arg)
         if keyword == "pattern":
-            return _pattern_check(re.compile(arg))
+            return _pattern_check(ecma_regex(arg))
         if keyword == "format":
             return _format(arg)
         if keyword == "uniqueItems":
@@ -367,7 +367,7 @@ class _Compiler:
         (and `type: object` when is_object)."""
         props = {k: self.node(s, file) for k, s in schema.get("properties", {}).items()}
         required = frozenset(schema.get("required", ()))
-        patterns = [(re.compile(p), self.node(s, file))
+        patterns = [(ecma_regex(p), self.node(s, file))
                     for p, s in schema.get("patternProperties", {}).items()]
         additional = schema.get("additionalProperties", True)
         extra: Check | None = None if additional is True else self.node(additional, file)

@@ -33,7 +33,7 @@ from epcore.paths import user_cache_dir
 
 _FIGURES = ("points", "pareto", "retries", "burst", "resumes", "agentic")
 _CODE = ("summary.py", "agentic_summary.py", "runspec.py", "trial_record.py", "cost_ledger.py",
-         "pricing.py", "evidence.py", "rankable.py", "journal_lines.py")
+         "pricing.py", "evidence.py", "rankable.py", "journal_lines.py", "workload_plan.py")
 
 
 def cache_dir() -> Path:
@@ -49,7 +49,7 @@ def code_fingerprint() -> str:
     base = Path(epcore.__file__).parent
     files = [base / name for name in _CODE]
     files += sorted((base / "metrics").glob("*.py"))
-    files += [Path(__file__).with_name("evidence.py")]
+    files += [Path(__file__).with_name(n) for n in ("evidence.py", "workload_plan.py")]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
@@ -59,6 +59,8 @@ def key(result: Mapping[str, Any]) -> str:
     figures = {name: result.get(name) for name in _FIGURES}
     figures["pricing"] = (result.get("endpoint") or {}).get("pricing")
     figures["evidence"] = result.get("evidence")
+    figures["workload"] = result.get("workload")  # the plan it was compared with
+    figures["settings"] = result.get("settings")
     text = json.dumps(figures, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256((code_fingerprint() + text).encode()).hexdigest()
 

@@ -91,6 +91,10 @@ class WorkloadIndex:
         return self._history[path]
 
     def _read_history(self, path: Path) -> list[str]:
+        return [sha for sha, _ in self._history_blobs(path)]
+
+    def _history_blobs(self, path: Path) -> list[tuple[str, str]]:
+        """(sha256, `<commit>:<file>`) of each version of the file in its git history."""
         # <root>/workloads/<kind>/<file>: root is the checkout, when it is one
         root = path.parent.parent.parent
         rel = path.relative_to(root).as_posix()
@@ -102,8 +106,27 @@ class WorkloadIndex:
         for commit in log.decode("ascii", "replace").split():
             data = _git(root, "cat-file", "blob", f"{commit}:{rel}")
             if data is not None:
-                shas.append(sha256_bytes(data))
+                shas.append((sha256_bytes(data), f"{commit}:{rel}"))
         return shas
+
+    def bytes_for(self, workload_id: str, kind: str, sha: str) -> bytes | None:
+        """The bytes of the workload version whose sha256 is `sha` (the current file or one
+        in its git history); None when there is none."""
+        path = self.file_for(workload_id, kind)
+        if path is None:
+            return None
+        if self.current_sha(path) == sha:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+            return data if sha256_bytes(data) == sha else None
+        if sha not in self.history_shas(path):
+            return None
+        for found, blob in self._history_blobs(path):
+            if found == sha:
+                return _git(path.parent.parent.parent, "cat-file", "blob", blob)
+        return None
 
     def current_version(self, workload_id: str, kind: str, sha: str) -> str | None:
         """The `version` of the current workload file when its sha256 is `sha`, else None."""

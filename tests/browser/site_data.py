@@ -164,7 +164,6 @@ def serving_result(i: int, ep: Endpoint, day: date, client_region: str, submitte
     return doc
 
 
-JOURNAL_REQUESTS = 64  # a point: enough for a p90, so the result is rankable
 MS = 1_000_000
 
 
@@ -173,13 +172,17 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
     rounds of `c` requests, 16 tokens each, timed by the same serving model), computed by
     epcore.summary as `epbench run` does; the journal's bytes, for writing beside it."""
     from epcore import evidence
-    from epcore.runspec import PointSpec, RunSpec
+    from epcore.documents import load_document
     from epcore.summary import summarize_run
+    from epcore.workload_plan import plan_points, run_spec
 
-    spec = RunSpec(pattern="concurrency", seed=1,
-                   points=[PointSpec(f"c{c}", i, concurrency=c)
-                           for i, c in enumerate(CONCURRENCY)],
-                   slo={"ttft_ms": 2000.0, "tpot_ms": 50.0})
+    # the plan of the workload the sample claims (chat-short), for its first points: the
+    # validator rebuilds it and compares (workload.plan)
+    workload = load_document(ROOT / "workloads" / "serving" / "chat-short.yaml")
+    planned, _ = plan_points("concurrency", workload["seed"], workload["load"],
+                             workload["prompts"]["input_tokens"], {}, False)
+    planned = [p for p in planned if p.concurrency in CONCURRENCY]
+    spec = run_spec("concurrency", workload["seed"], planned, workload["slo"], None)
     lines: list[dict[str, Any]] = [
         {"type": "run", "spec": spec.to_json()},
         {"type": "session", "t_ns": 9_000 * MS, "at": doc["started_at"],
@@ -187,9 +190,9 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
     ]
     jitter = rng.uniform(0.9, 1.1)
     t = 10_000 * MS
-    for point in spec.points:
+    for point in planned:
         c = int(point.concurrency or 1)
-        for seq in range(JOURNAL_REQUESTS):
+        for seq in range(point.count):
             start = t
             ttft = (80 + 12 * c) / ep.speed * jitter * rng.uniform(0.9, 1.1)
             tpot = 6.4 * (1 + 0.06 * (c - 1)) / ep.speed * jitter
@@ -197,10 +200,11 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
             first = start + round(ttft * MS)
             last = first + sum(gaps) * 1000
             lines.append({
-                "request_id": f"{point.id}-{seq:05d}", "point": point.id, "seq": seq,
-                "warmup": False, "t_scheduled_ns": None, "t_send_ns": start,
+                "request_id": point.request_id(seq), "point": point.id, "seq": seq,
+                "warmup": seq < point.warmup, "t_scheduled_ns": None, "t_send_ns": start,
                 "t_first_ns": first, "t_last_ns": last, "t_done_ns": last + MS,
-                "input_tokens": 128, "output_tokens": 16, "token_source": "usage",
+                "input_tokens": 128, "input_requested": point.lengths[seq],
+                "output_tokens": 16, "token_source": "usage",
                 "status": 200, "class": "ok", "error": None, "itl_us": gaps,
                 "attempts": 1, "retry_s": 0.0, "retry_tokens": 0,
                 "response_id": f"chatcmpl-{doc['run_id'][:8]}-{point.id}-{seq}",
@@ -210,6 +214,9 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
             if seq % c == c - 1:  # the round is over: the next starts when it ended
                 t = last + 2 * MS
         t += 50 * MS
+    doc["settings"] = {"seed": workload["seed"], "quick": False, "stream": True,
+                       "max_tokens": workload["prompts"]["max_tokens"], "ignore_eos": True,
+                       "temperature": workload["sampling"]["temperature"]}
     data = b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
     doc.update(summarize_run(spec, lines))
     doc["evidence"] = evidence.describe(data)

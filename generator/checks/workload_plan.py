@@ -1,0 +1,223 @@
+"""The workload is the one claimed: the plan rebuilt from the workload file with the claimed
+sha256 (epcore.workload_plan, the functions the runner planned with) and the result's seed and
+`--quick` setting is compared with the journal.
+
+    settings     seed, max_tokens, ignore_eos, temperature, top_p, retry equal the workload's
+    run line     pattern, seed, SLOs, burst block and every point (id, index, concurrency or
+                 rate, phase and span) equal the rebuilt plan's point of that index (all of
+                 the plan, a shard, or merged shards: each point once, in the plan's order)
+    requests     every request line is a planned request (id, point, seq, warm-up flag and
+                 prompt length as planned), at most once; every point of the run line has
+                 exactly its planned requests
+
+The first difference is one `workload.plan` line. A result without a journal is not compared
+(it is not ranked: epcore.rankable). A plan is rebuilt only up to MAX_PLANNED requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from epcore.documents import DocumentError, parse_document
+from epcore.findings import Finding
+from epcore.runspec import RunSpec
+from epcore.schema import check_schema
+from epcore.workload_plan import PlannedPoint, plan_points, planned_requests, run_spec
+from generator.checks.base import check
+from generator.checks.workload_sha import WorkloadIndex
+
+MAX_PLANNED = 2_000_000
+"""Requests a rebuilt plan may hold (about 12 bytes each): ten times the largest shipped
+sweep's thousand-fold."""
+
+PLAN = check(
+    "workload.plan", "reject",
+    "the journal ran the plan of the workload the result names: its points, levels or rates, "
+    "requests, prompt lengths and settings",
+    "submit the result and journal of a run of this workload as it is (`epbench run "
+    "--workload workloads/serving/<id>.yaml`), unedited",
+)
+
+
+@dataclass
+class Expected:
+    """The workload's plan, as validation compares it."""
+
+    workload: dict[str, Any]
+    points: list[PlannedPoint]
+    burst: dict[str, Any] | None
+
+    @property
+    def requests(self) -> int:
+        return sum(p.count for p in self.points)
+
+
+def expected_plan(result: Mapping[str, Any], index: WorkloadIndex | None,
+                  file: str) -> Expected | Finding | None:
+    """The plan of the result's workload (None when nothing can be compared: no project to
+    look in, an agentic result, a workload the sha256 check already rejects). Plans are kept
+    per (sha256, quick): a tree of 10,000 results of one workload rebuilds it once."""
+    workload = result["workload"]
+    if index is None or workload["kind"] != "serving":
+        return None
+    quick = bool((result.get("settings") or {}).get("quick", False))
+    key = (workload["sha256"], quick)
+    if key not in _PLANS:
+        held = sum(p.requests for p in _PLANS.values() if isinstance(p, Expected))
+        if len(_PLANS) >= 16 or held > MAX_PLANNED:  # a few MB at most
+            _PLANS.clear()
+        data = index.bytes_for(workload["id"], workload["kind"], workload["sha256"])
+        if data is None:
+            return None  # workload.unknown or workload.sha256 says why
+        _PLANS[key] = _rebuild(data, str(workload["id"]), quick)
+    found = _PLANS[key]
+    if isinstance(found, tuple):
+        pointer, message, *fix = found
+        return PLAN.at(file, pointer, message, *fix)
+    return found
+
+
+_PLANS: dict[tuple[str, bool], Expected | tuple[str, ...]] = {}
+
+
+def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str, ...]:
+    try:
+        doc = parse_document(data, f"{workload_id}.yaml")
+    except DocumentError as exc:
+        return "/workload/sha256", f"the workload with this sha256 cannot be read " \
+                                   f"({exc.problem.message})"
+    if not isinstance(doc, dict) or doc.get("kind") != "serving-workload" or check_schema(
+            doc, "serving-workload", workload_id):
+        return "/workload/sha256", "the workload with this sha256 is not a valid serving workload"
+    load = doc["load"]
+    count = planned_requests(load["pattern"], load, doc.get("quick") or {}, quick)
+    if count > MAX_PLANNED:
+        return ("/workload", f"the workload plans {count:.0f} requests; validation rebuilds "
+                f"plans of up to {MAX_PLANNED}", "split the workload into smaller ones")
+    points, burst = plan_points(load["pattern"], int(doc["seed"]), load,
+                                doc["prompts"]["input_tokens"], doc.get("quick") or {}, quick)
+    return Expected(doc, points, burst)
+
+
+def check_plan(result: Mapping[str, Any], expected: Expected, records: list[dict[str, Any]],
+               file: str) -> list[Finding]:
+    """The first difference between the rebuilt plan and the result's settings and journal."""
+    problem = _settings(result.get("settings") or {}, expected.workload)
+    if problem is None:
+        header = next((r for r in records if r.get("type") == "run"), None)
+        if header is None or "spec" not in header:
+            problem = "/evidence", "the journal has no serving run line"
+        else:
+            try:
+                spec = RunSpec.from_json(header["spec"])
+            except ValueError as exc:
+                problem = "/evidence", f"the journal's run line: {exc}"
+            else:
+                problem = _spec(spec, expected) or _requests(spec, expected, records)
+    if problem is None:
+        return []
+    pointer, message = problem
+    return [PLAN.at(file, pointer, f"{message}, unlike the plan of workload "
+                    f"{result['workload']['id']!r} with this sha256"[:600])]
+
+
+_SETTINGS = ("max_tokens", "ignore_eos", "temperature", "top_p", "retry")
+
+
+def _settings(settings: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, str] | None:
+    want = {
+        "seed": doc["seed"],
+        "max_tokens": doc["prompts"]["max_tokens"],
+        "ignore_eos": bool(doc["prompts"].get("ignore_eos", False)),
+        "temperature": (doc.get("sampling") or {}).get("temperature"),
+        "top_p": (doc.get("sampling") or {}).get("top_p"),
+        "retry": doc.get("retry") or None,
+    }
+    for key, value in want.items():
+        if key in _SETTINGS and key not in settings and (value is None or value is False):
+            continue  # a setting the workload leaves out may be left out
+        if settings.get(key) != value:
+            return f"/settings/{key}", f"settings.{key} is {settings.get(key)!r}, not {value!r}"
+    return None
+
+
+def _spec(spec: RunSpec, expected: Expected) -> tuple[str, str] | None:
+    doc = expected.workload
+    if spec.pattern != doc["load"]["pattern"]:
+        return "/evidence", f"the journal ran a {spec.pattern} load, not {doc['load']['pattern']}"
+    if spec.seed != doc["seed"]:
+        return "/evidence", f"the journal ran with seed {spec.seed}, not {doc['seed']}"
+    slo = {str(k): float(v) for k, v in (doc.get("slo") or {}).items()}
+    if spec.slo != slo:
+        return "/evidence", f"the journal's SLOs are {spec.slo}, not {slo}"
+    planned = {p.index: p for p in expected.points}
+    indexes = [p.index for p in spec.points]
+    if not _in_plan(indexes, len(expected.points)):
+        return "/points", (f"the journal ran points {[p.id for p in spec.points][:10]}, not "
+                           f"points of the plan's {[p.id for p in expected.points][:10]}")
+    for i, point in enumerate(spec.points):
+        want = planned[point.index].spec()
+        if point != want:
+            return f"/points/{i}", f"the journal's point {point.id!r} is {_point(point)}, " \
+                                   f"the plan's is {_point(want)}"
+    if spec.burst != expected.burst:
+        return "/burst", f"the journal's burst is {spec.burst}, not {expected.burst}"
+    if spec.pattern == "burst":
+        want_offsets = run_spec(spec.pattern, spec.seed, [planned[i] for i in indexes], slo,
+                                expected.burst).offsets
+        if spec.offsets != want_offsets:
+            return "/burst", "the journal's planned arrival offsets are not the plan's"
+    return None
+
+
+def _requests(spec: RunSpec, expected: Expected,
+              records: list[dict[str, Any]]) -> tuple[str, str] | None:
+    by_id = {p.id: p for p in expected.points}
+    position = {p.id: i for i, p in enumerate(spec.points)}
+    lines = [r for r in records if r.get("type", "request") == "request"]
+    counts = dict.fromkeys(position, 0)
+    for record in lines:
+        pid = record.get("point")
+        if pid not in position:
+            return "/evidence", f"request {str(record.get('request_id'))[:60]!r} belongs to " \
+                                f"no point of the run"
+        counts[pid] += 1
+    for pid, count in counts.items():
+        if count != by_id[pid].count:
+            return f"/points/{position[pid]}", f"point {pid!r} journals {count} requests, " \
+                                               f"the plan sends {by_id[pid].count}"
+    seen: dict[str, set[int]] = {pid: set() for pid in position}
+    for record in lines:
+        pid, seq = str(record["point"]), record.get("seq")
+        point = by_id[pid]
+        where = f"/points/{position[pid]}"
+        if not isinstance(seq, int) or not 0 <= seq < point.count \
+                or record.get("request_id") != point.request_id(seq):
+            return where, (f"request {str(record.get('request_id'))[:60]!r} (seq {seq}) is not "
+                           f"one of the {point.count} requests planned for {pid}")
+        if seq in seen[pid]:
+            return where, f"request {point.request_id(seq)!r} is journaled twice"
+        seen[pid].add(seq)
+        if bool(record.get("warmup", False)) != (seq < point.warmup):
+            return where, f"request {point.request_id(seq)!r} has warm-up " \
+                          f"{bool(record.get('warmup'))}, the plan says {seq < point.warmup}"
+        length = record.get("input_requested")
+        if length != point.lengths[seq]:
+            return where, (f"request {point.request_id(seq)!r} asked for {length} input tokens, "
+                           f"the plan {point.lengths[seq]}")
+    return None
+
+
+def _in_plan(indexes: list[int], total: int) -> bool:
+    """Points of the plan, each once, in its order: the whole plan, a shard, or shards merged
+    (`epbench merge` of some of a run's shards)."""
+    return bool(indexes) and indexes == sorted(set(indexes)) and indexes[0] >= 0 \
+        and indexes[-1] < total
+
+
+def _point(point: Any) -> str:
+    fields = ("concurrency", "rate", "phase", "start_s", "end_s", "index")
+    return ", ".join(f"{f} {getattr(point, f)!r}" for f in fields
+                     if getattr(point, f) is not None)
