@@ -43,6 +43,7 @@ import orjson
 from epcore import __version__
 from epcore.findings import Finding
 from epcore.paths import shipped, user_cache_dir
+from epcore.provenance import BUNDLE_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,8 @@ class Stamp:
     sha: str | None = None
     journal_stat: list[int] | None = None
     journal_sha: str | None = None
+    bundle_sha: str | None = None
+    """The attestation bundle beside the result (`<stem>.sigstore.json`): its tier depends on it."""
 
 
 @dataclass
@@ -216,6 +219,11 @@ class BuildCache:
         journal_path = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
         journal_stat = None if journal is False else _stat(journal_path)
         now = Stamp(stat or _stat(path), journal_stat=journal_stat)
+        bundle_path = os.fspath(path).removesuffix(".json") + BUNDLE_SUFFIX
+        try:
+            now.bundle_sha = sha256_file(bundle_path) if _stat(bundle_path) else None
+        except OSError:
+            now.bundle_sha = None
         entry = self._shard(number).get(rel)
         if now.stat is not None and isinstance(entry, dict):  # else the checker hashes it
             try:
@@ -225,7 +233,8 @@ class BuildCache:
             except OSError:
                 now.sha = now.journal_sha = None
         if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
-                and entry.get("journal_sha") == now.journal_sha:
+                and entry.get("journal_sha") == now.journal_sha \
+                and entry.get("bundle_sha") == now.bundle_sha:
             self.hits += 1
             return now, entry
         self.misses += 1
@@ -241,6 +250,7 @@ class BuildCache:
         entry = {
             "stat": stamp.stat, "sha": stamp.sha,
             "journal_stat": stamp.journal_stat, "journal_sha": stamp.journal_sha,
+            "bundle_sha": stamp.bundle_sha,
             "kind": kind, "run_id": run_id, "identity": identity, "rows": rows is not None,
             "findings": [[f.file, f.pointer, f.check, f.severity, f.message, f.fix, f.extra]
                          for f in findings],

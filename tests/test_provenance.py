@@ -3,6 +3,7 @@ id; generator.confirmation: a self-reported row held against attested runs (item
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import types
@@ -57,13 +58,17 @@ def test_a_bundle_is_verified_over_the_result_and_its_journal_digests(
     path.parent.mkdir(parents=True)
     path.write_text("{}")
     path.with_name(path.stem + ".sigstore.json").write_bytes(b'{"bundle": 1}')
+    # the bundle signs the committed files: the gzipped journal's own bytes, not the
+    # evidence pin (which is of the inflated lines)
+    path.with_name(path.stem + ".events.jsonl.gz").write_bytes(b"the gzip bytes")
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github" / "attestation-policy.yaml").write_text("policy")
     tier = tier_of(result("epbench"), path, DIGEST, tmp_path)
     assert tier.tier == ATTESTED
     assert fake_attestation == [(b'{"bundle": 1}', {
         "2026-11-20-chat-short-a1b2c3d4.json": DIGEST,
-        "2026-11-20-chat-short-a1b2c3d4.events.jsonl.gz": JOURNAL})]
+        "2026-11-20-chat-short-a1b2c3d4.events.jsonl.gz":
+            hashlib.sha256(b"the gzip bytes").hexdigest()})]
     assert check_reserved(result("epbench"), tier, "f.json") == []
 
 

@@ -16,6 +16,7 @@ result under it with any other tier is rejected, so no submitter can borrow the 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,12 @@ def tier_of(result: dict[str, Any], path: Path, digest: str, project: Path | Non
     if project is None or not (project / POLICY_PATH).is_file():
         return self_reported(f"a bundle, but no {POLICY_PATH} to verify it against")
     subjects = {path.name: digest}
-    pinned = result.get("evidence")
-    if isinstance(pinned, dict) and isinstance(pinned.get("sha256"), str):
-        # the evidence check holds the journal's bytes to this pin (else the file is rejected)
-        subjects[path.stem + evidence.SUFFIX] = pinned["sha256"]
+    journal = path.with_name(path.stem + evidence.SUFFIX)
     try:
+        # the bundle signs the files as committed: the gzipped journal's own bytes (the
+        # result's evidence pin is of its inflated lines, which the evidence check holds it to)
+        if journal.is_file() and not journal.is_symlink():
+            subjects[journal.name] = _sha256_file(journal)
         data = bundle.read_bytes()
         policy = load_policy(project / POLICY_PATH)
     except Exception as exc:  # an unreadable bundle or a broken policy earns no tier
@@ -73,3 +75,11 @@ def check_reserved(result: dict[str, Any], provenance: Provenance, file: str) ->
         file, "/submitter/name",
         f"submitter {name!r} is reserved for the scheduled benchmark's attested results; this "
         f"result is {provenance.tier} ({provenance.reason})")]
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
