@@ -300,24 +300,9 @@
     controls.q = search;
     form.appendChild(field('Search', search, 'epb-f-q'));
 
-    var emulated = el('input', { type: 'checkbox', name: 'emulated' });
-    emulated.addEventListener('change', function () { update('emulated', emulated.checked ? '1' : ''); });
-    controls.emulated = emulated;
-    var wrap = el('div', { 'class': 'epb-field epb-check' });
-    emulated.id = 'epb-f-emulated';
-    wrap.appendChild(emulated);
-    wrap.appendChild(el('label', { 'for': 'epb-f-emulated' }, 'Include emulated results'));
-    form.appendChild(wrap);
-
-    var selfReported = el('input', { type: 'checkbox', name: 'self_reported', id: 'epb-f-self_reported' });
-    selfReported.addEventListener('change', function () {
-      update('self_reported', selfReported.checked ? '1' : '');
-    });
-    controls.self_reported = selfReported;
-    var selfWrap = el('div', { 'class': 'epb-field epb-check' });
-    selfWrap.appendChild(selfReported);
-    selfWrap.appendChild(el('label', { 'for': 'epb-f-self_reported' }, 'Include self-reported results'));
-    form.appendChild(selfWrap);
+    S.flagBox(form, controls, update, 'emulated', 'epb-f-emulated', 'Include emulated results');
+    S.flagBox(form, controls, update, 'self_reported', 'epb-f-self_reported',
+      'Include self-reported results');
 
     var reset = el('button', { type: 'button', 'class': 'md-button', id: 'epb-reset' }, 'Reset filters');
     reset.addEventListener('click', function () {

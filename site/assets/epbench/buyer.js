@@ -248,22 +248,10 @@
     controls.value = value;
     form.appendChild(field('Target value', value, 'epb-b-value'));
 
-    var emulated = el('input', { type: 'checkbox', name: 'emulated', id: 'epb-b-emulated' });
-    emulated.addEventListener('change', function () { update('emulated', emulated.checked ? '1' : ''); });
-    controls.emulated = emulated;
-    var wrap = el('div', { 'class': 'epb-field epb-check' });
-    wrap.appendChild(emulated);
-    wrap.appendChild(el('label', { 'for': 'epb-b-emulated' }, 'Include unranked results (emulated)'));
-    form.appendChild(wrap);
-    var selfReported = el('input', { type: 'checkbox', name: 'self_reported', id: 'epb-b-self_reported' });
-    selfReported.addEventListener('change', function () {
-      update('self_reported', selfReported.checked ? '1' : '');
-    });
-    controls.self_reported = selfReported;
-    var selfWrap = el('div', { 'class': 'epb-field epb-check' });
-    selfWrap.appendChild(selfReported);
-    selfWrap.appendChild(el('label', { 'for': 'epb-b-self_reported' }, 'Include self-reported results'));
-    form.appendChild(selfWrap);
+    S.flagBox(form, controls, update, 'emulated', 'epb-b-emulated',
+      'Include unranked results (emulated)');
+    S.flagBox(form, controls, update, 'self_reported', 'epb-b-self_reported',
+      'Include self-reported results');
     host.appendChild(form);
     if (compareMode) {
       var pick = el('fieldset', { 'class': 'epb-pick', id: 'epb-pick' });

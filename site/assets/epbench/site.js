@@ -64,6 +64,20 @@
 
   // Thousands separators without Intl: toLocaleString costs ~20 us a call, too much for
   // thousands of cells per filter change.
+  /* A labelled checkbox bound to one URL flag ('1' when ticked, '' when not), as the boards'
+   * and the buyer pages' "Include ..." controls are: appended to `form`, kept in
+   * `controls[name]`, and `update(name, value)` called on every change. */
+  function flagBox(form, controls, update, name, id, label) {
+    var box = el('input', { type: 'checkbox', name: name, id: id });
+    box.addEventListener('change', function () { update(name, box.checked ? '1' : ''); });
+    controls[name] = box;
+    var wrap = el('div', { 'class': 'epb-field epb-check' });
+    wrap.appendChild(box);
+    wrap.appendChild(el('label', { 'for': id }, label));
+    form.appendChild(wrap);
+    return box;
+  }
+
   function grouped(n) {
     var text = String(Math.abs(n));
     var out = '';
@@ -241,6 +255,7 @@
     unrankedReasons: unrankedReasons,
     viewReasons: viewReasons,
     el: el,
+    flagBox: flagBox,
     fmt: fmt,
     grouped: grouped,
     plural: plural,
