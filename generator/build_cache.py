@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from epcore import __version__
+from epcore.digests import sha256_file
 from epcore.findings import Finding
 from epcore.paths import shipped, user_cache_dir
 from epcore.provenance import BUNDLE_SUFFIX
@@ -71,14 +72,6 @@ def default_folder(project: Path, results_dir: Path) -> Path | None:
 def body_digest(body: bytes) -> str:
     """What each cache part carries of its body: its sha256 (integrity, not authenticity)."""
     return hashlib.sha256(body).hexdigest()
-
-
-def sha256_file(path: Path | str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _stat(path: Path | str) -> list[int] | None:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from epcore.digests import sha256_file
 from epcore.documents import (
     DocumentError,
     document_from_bytes,
@@ -32,7 +33,7 @@ from epcore.findings import Finding
 from epcore.paths import project_dir
 from epcore.provenance import Provenance
 from epcore.schema import check_schema, kind_of
-from generator.build_cache import JOURNAL_SUFFIX, sha256_file
+from generator.build_cache import JOURNAL_SUFFIX
 from generator.changes import changed_files
 from generator.checks import WorkloadIndex, check_endpoint, check_result
 from generator.checks.build_state import committed_state

@@ -16,12 +16,12 @@ result under it with any other tier is rejected, so no submitter can borrow the 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
 from epcore import evidence
+from epcore.digests import sha256_file
 from epcore.findings import Finding
 from epcore.provenance import ATTESTED, BUNDLE_SUFFIX, Provenance, self_reported
 from generator.checks.base import check
@@ -58,7 +58,7 @@ def tier_of(result: dict[str, Any], path: Path, digest: str, project: Path | Non
         # the bundle signs the files as committed: the gzipped journal's own bytes (the
         # result's evidence pin is of its inflated lines, which the evidence check holds it to)
         if journal.is_file() and not journal.is_symlink():
-            subjects[journal.name] = _sha256_file(journal)
+            subjects[journal.name] = sha256_file(journal)
         data = bundle.read_bytes()
         policy = load_policy(project / POLICY_PATH)
     except Exception as exc:  # an unreadable bundle or a broken policy earns no tier
@@ -76,10 +76,3 @@ def check_reserved(result: dict[str, Any], provenance: Provenance, file: str) ->
         f"submitter {name!r} is reserved for the scheduled benchmark's attested results; this "
         f"result is {provenance.tier} ({provenance.reason})")]
 
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
