@@ -340,8 +340,9 @@ def test_the_home_chart_sits_beside_the_ranked_table_on_a_desktop_and_under_it_w
 
 def test_the_compare_link_is_offered_only_when_there_are_two_endpoints_to_compare(
         look: Any, site_url: str) -> None:
-    # No endpoint reaches 100,000 tokens/s per user; one alone (lab-h100-vllm) reaches 200.
-    for value, ranked in (("100000", 0), ("200", 1)):
+    # No endpoint reaches 100,000 tokens/s per user; one alone (lab-h100-vllm, at c1) reaches
+    # 225 in the seeded data (tests/browser/site_data.py; bolt-llama-8b's c1 stops below it).
+    for value, ranked in (("100000", 0), ("225", 1)):
         page = look(site_url + "?value=" + value)
         entries = page.evaluate("() => window.epbBuyer.entries()")
         assert len([e for e in entries if e["rank"]]) == ranked, value
