@@ -183,14 +183,15 @@ def test_an_endpoint_without_an_emulator_block_is_one_clear_input_error():
     assert "endpoints/x.yaml" in str(caught.value) and "emulator:" in str(caught.value)
 
 
-def test_an_invalid_emulator_setting_names_its_pointer_and_starts_no_process():
+def test_every_invalid_emulator_setting_is_listed_with_its_pointer_and_no_process_starts():
     document = emulator_endpoint({"slots": 0, "faults": {"http_5xx": 2}})
     with pytest.raises(InputError) as caught:
         start_emulator(document)
-    message = str(caught.value)
-    assert "\n" not in message
-    assert "/emulator/faults/http_5xx" in message or "/emulator/slots" in message
-    assert "(and 1 more)" in message
+    head, *problems = str(caught.value).splitlines()
+    assert head == "2 problems:"
+    assert len(problems) == 2  # one line each, every problem (issue 24: not only the first)
+    assert any("/emulator/faults/http_5xx" in line for line in problems)
+    assert any("/emulator/slots" in line for line in problems)
 
 
 def test_the_listening_socket_is_tcp_with_nodelay_for_accepted_sockets_to_inherit():
