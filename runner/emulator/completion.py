@@ -109,6 +109,12 @@ def plan(state: EmulatorState, raw: bytes, body: dict[str, Any], api: str = CHAT
             script.deltas = sequential(script.deltas)
     prompt_tokens = count_prompt_tokens(body["messages"], settings.chars_per_token)
     reasoning = settings.reasoning_tokens if script is None else 0
+    if reasoning and limit is not None:
+        # as the real APIs count it (chat max_completion_tokens, Responses max_output_tokens,
+        # Messages max_tokens with thinking): reasoning is part of the output the limit caps
+        reasoning = min(reasoning, max(limit - 1, 0))
+        length = max(1, min(length, limit - reasoning))
+        finish = "length" if length + reasoning >= limit else finish
     return Plan(
         stream=stream,
         include_usage=include_usage,
@@ -281,8 +287,11 @@ async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: P
         body = completion_body(completion_id, created, model, message, p.finish_reason,
                                p.prompt_tokens, tokens)
     else:
+        # the native APIs count reasoning in the output (and say how much of it there was)
+        tally = p.tally or Tally(p.prompt_tokens, 0)
+        tally = Tally(tally.prompt, 0, p.reasoning, tally.cache_read, tally.cache_write)
         body = native_body(p.api, completion_id, created, model, message, p.finish_reason,
-                           p.tally or Tally(p.prompt_tokens, 0), tokens)
+                           tally, tokens + (p.reasoning if p.script is None else 0))
     if p.fault == "empty_choices":
         parsed = json.loads(body)
         parsed["choices" if p.api == CHAT else "content" if p.api == MESSAGES else "output"] = []
