@@ -46,7 +46,8 @@ def latest_runs(runs: pd.DataFrame) -> pd.DataFrame:
     rankable = runs["rankable"].fillna(False).astype(bool)
     if "tier" in runs.columns:
         only_tier = (runs["tier"] == "self-reported") & runs["unranked_reasons"].map(
-            lambda reasons: reasons is not None and len(reasons) == 1)
+            lambda reasons: not isinstance(reasons, str) and hasattr(reasons, '__len__')
+            and len(reasons) == 1)
     else:
         only_tier = pd.Series(False, index=runs.index)
     ranked = runs.assign(_rank=rankable, _included=rankable | only_tier,
