@@ -32,10 +32,15 @@ ADDED = {
     "agentic": {"model_version", "success_n", "quality_workload", "reference_endpoint",
                 "source_category", "quality", "quality_reference_run", "quality_reference_rate",
                 "quality_reference_low", "quality_reference_high", "quality_p", "quality_below",
-                "unranked_reasons"},
-    "points": {"unranked_reasons"},
-    "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path"},
+                "unranked_reasons", "tier", "tier_reason"},
+    "points": {"unranked_reasons", "tier", "tier_reason", "ttft_ms_p90_ci_low",
+               "ttft_ms_p90_ci_high"},
+    "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path",
+             "tier", "tier_reason", "confirmation", "confirmed_by"},
+    "history": {"tier"},
 }
+# Issue 21: every table carries the provenance tier (an old result is self-reported) and a
+# run its confirmation by an independent run.
 
 
 def test_old_results_give_the_same_findings_tables_and_run_pages_as_before() -> None:
@@ -47,7 +52,8 @@ def test_old_results_give_the_same_findings_tables_and_run_pages_as_before() -> 
             assert {k: new.get(k, "(missing)") for k in old} == old, f"table {name} differs"
             api_added = API_ADDED.get(name, {})
             allowed = ADDED.get(name, set()) | set(api_added) | ADDED_COUNTS.get(name, set())
-            assert set(new) - set(old) <= allowed, f"table {name}: new columns"
+            assert set(new) - set(old) <= allowed, \
+                f"table {name}: new columns {sorted(set(new) - set(old) - allowed)}"
             assert all(new[k] == v for k, v in api_added.items()), name
         if got["tables"][name] and "unranked_reasons" in got["tables"][name][0]:  # issue 10
             assert all("no evidence (no journal submitted)" in row["unranked_reasons"]
