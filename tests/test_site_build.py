@@ -129,14 +129,20 @@ def test_data_views_are_compact_and_match_the_tables(site: Path) -> None:
     history = json.loads((site / "data" / "view" / "history.json").read_text(encoding="utf-8"))
     index = history["columns"].index("run_id")
     assert sorted(r[index] for r in history["rows"]) == sorted(r["run_id"] for r in runs)
-    # The boards read the newest result per endpoint x workload x client region.
+    # The boards read one result per endpoint x workload x client region: a rankable one
+    # first, then one only its tier keeps from ranking (self-reported, which a reader may
+    # include), then the newest.
     view = json.loads((site / "data" / "view" / "runs.json").read_text(encoding="utf-8"))
+
+    def order(run: dict) -> tuple:
+        only_tier = run["tier"] == "self-reported" and len(run["unranked_reasons"] or []) == 1
+        return (not run["rankable"], not (run["rankable"] or only_tier),
+                [-ord(c) for c in run["date"]], run["run_id"])
+
     latest: dict[tuple[str, str, str], dict] = {}
-    for run in sorted(runs, key=lambda r: (not r["rankable"], r["date"]), reverse=False):
-        key = (run["endpoint_id"], run["workload_id"], run["client_region"] or "")
-        best = latest.get(key)
-        if best is None or (best["rankable"] == run["rankable"] and run["date"] > best["date"]):
-            latest[key] = run
+    for run in sorted(runs, key=order):
+        latest.setdefault((run["endpoint_id"], run["workload_id"], run["client_region"] or ""),
+                          run)
     index = view["columns"].index("run_id")
     assert sorted(r[index] for r in view["rows"]) == sorted(r["run_id"] for r in latest.values())
     assert len(read_csv(site / "data", "runs")) == len(runs)
