@@ -172,7 +172,7 @@ def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fa
         client_region=None, shard=None, progress=False,
     )
     assert len(results) == len(shipped)
-    fell_back = 0
+    fell_back = all_failed = 0
     for path in results:
         result = json.loads(Path(path).read_text("utf-8"))
         assert check_schema(result, "result", str(path)) == []
@@ -181,7 +181,21 @@ def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fa
         assert all(t["trials"] == 1 for t in agentic["tasks"])
         outcomes = [o["result"] for t in agentic["tasks"] for o in t["outcomes"]]
         assert "harness_fault" not in outcomes
-        assert not all(o == "endpoint_error" for o in outcomes), (result["workload"], outcomes)
+        if all(o == "endpoint_error" for o in outcomes):
+            # The tiny random model makes llama-cpp-python misbehave, and the runner says so
+            # instead of believing it: its function-calling handler writes past max_tokens
+            # (1,213 tokens, 1,223 bytes at max_tokens 24: usage_implausible, issue 21), or it
+            # closes a 200 stream before any event (truncated). Nothing else may end them all.
+            journal = Path(path).parent / "events.jsonl"
+            failed = [r for r in map(json.loads, journal.read_text().splitlines())
+                      if r.get("type", "request") == "request" and "task" in r
+                      and r["class"] != "ok"]
+            assert failed and all(
+                (r["class"] == "usage_implausible"
+                 and "for a request of max_tokens 24" in r["error"])
+                or (r["class"] == "truncated" and r["status"] == 200)
+                for r in failed), (result["workload"], failed[:2])
+            all_failed += 1
         fallbacks = result["settings"].get("fallbacks", [])
         if fallbacks:
             fell_back += 1
@@ -189,6 +203,7 @@ def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fa
             assert fallbacks[0]["fallback"] == "non-streamed" and fallbacks[0]["reason"]
             assert result["settings"]["stream"] is False
     assert fell_back >= 1
+    assert all_failed < len(results)  # some workloads still get answers the checks can read
 
 
 def test_without_a_declared_fallback_a_refused_feature_stops_the_workload_with_one_line(
