@@ -110,9 +110,19 @@ def test_an_agentic_workload_through_litellm_classifies_every_call(
     assert {k: v for k, v in agentic["calls"].items() if v} == per_class
     assert sum(per_class.values()) >= 1, "the forced tool choice produced no call at all"
     firsts = [e for e in requests if e["step"] == 1 and e["attempt"] == 0]
-    assert len(firsts) == 2 and all(e["class"] == "ok" and e["calls"] for e in firsts), firsts
+
+    def past_the_limit(e: dict) -> bool:
+        # llama-cpp-python's function calling can write past max_tokens (113 tokens at 48):
+        # the runner refuses that count as usage_implausible (issue 21) instead of believing it
+        return e["class"] == "usage_implausible" and "of max_tokens 48" in (e["error"] or "")
+
+    assert len(firsts) == 2 and all((e["class"] == "ok" and e["calls"]) or past_the_limit(e)
+                                    for e in firsts), firsts
     if api == "anthropic-messages":
-        assert all(o["result"] != "endpoint_error" for o in outcomes), (outcomes, events[:3])
+        failed = [e for e in requests if e["class"] != "ok"]
+        assert all(o["result"] != "endpoint_error" for o in outcomes) \
+            or (failed and all(past_the_limit(e) for e in failed)), (outcomes, events[:3])
     else:
         failed = [e for e in requests if e["class"] != "ok"]
-        assert all("litellm" in (e["error"] or "").lower() for e in failed), failed
+        assert all("litellm" in (e["error"] or "").lower() or past_the_limit(e)
+                   for e in failed), failed
