@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from epcore.documents import load_document  # noqa: E402
-from runner.apis import API_NAMES  # noqa: E402
-from runner.client import EndpointClient  # noqa: E402
-from runner.emulator import start_emulator  # noqa: E402
+from epbench.core.documents import load_document  # noqa: E402
+from epbench.runner.apis import API_NAMES  # noqa: E402
+from epbench.runner.client import EndpointClient  # noqa: E402
+from epbench.runner.emulator import start_emulator  # noqa: E402
 
 CONCURRENCY = 16
 TOKENS = 64

@@ -3,8 +3,8 @@
     python bench/check_speed.py [--results /tmp/scale10/results] [--files 2000]
                                 [--base main] [--rounds 3]
 
-What `epbench build` does per result in its worker: `generator.validate.check_file` (load,
-secret scan, schema, semantic checks) and then the `post` step, `generator.tables.RowMaker`.
+What `epbench build` does per result in its worker: `epbench.generator.validate.check_file` (load,
+secret scan, schema, semantic checks) and then the `post` step, `epbench.generator.tables.RowMaker`.
 The same first `--files` results (sorted by path) are timed with time.process_time() in one
 process, for the code of `--base` (checked out with `git worktree add --detach` into a
 temporary folder, removed afterwards) and for this tree, each in a fresh subprocess whose
@@ -38,11 +38,11 @@ def child(tree: str, results: str, files: int, out: str) -> None:
     import time
     from datetime import UTC, datetime
 
-    import generator
-    from generator.tables import RowMaker
-    from generator.validate import _index_for, check_file
-    assert Path(generator.__file__).resolve().is_relative_to(Path(tree).resolve()), \
-        generator.__file__
+    import epbench.generator
+    from epbench.generator.tables import RowMaker
+    from epbench.generator.validate import _index_for, check_file
+    assert Path(epbench.generator.__file__).resolve().is_relative_to(Path(tree).resolve()), \
+        epbench.generator.__file__
     results_dir = Path(results)
     paths = sorted(results_dir.rglob("*.json"))[:files]
     now = datetime(2026, 11, 30, tzinfo=UTC)

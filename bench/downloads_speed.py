@@ -1,4 +1,5 @@
-"""CPU of writing the public downloads (`generator.downloads.write_tables`), before and after
+"""CPU of writing the public downloads (`epbench.generator.downloads.write_tables`), before and
+after
 a change, side by side in one process on the same tables.
 
     PYTHONPATH=$PWD python bench/downloads_speed.py [--results /tmp/scale10/results]
@@ -41,7 +42,7 @@ TABLES = ("runs", "points", "agentic", "history", "endpoints")
 
 
 def old_writer(ref: str = BEFORE) -> types.ModuleType:
-    """`generator.downloads` as of commit `ref`, with the `plain_json` or `download_formats`
+    """`epbench.generator.downloads` as of commit `ref`, with the `plain_json` or `download_formats`
     of that commit."""
     def source(path: str) -> str:
         return subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
@@ -49,7 +50,7 @@ def old_writer(ref: str = BEFORE) -> types.ModuleType:
 
     text = source("generator/downloads.py")
     for name, line, alias in (
-            ("plain_json", "from generator.plain_json import plain_rows",
+            ("plain_json", "from epbench.generator.plain_json import plain_rows",
              "from old_plain_json import plain_rows"),
             ("download_formats", "from generator import download_formats",
              "import old_download_formats as download_formats")):
@@ -164,8 +165,8 @@ def main() -> int:
     parser.add_argument("--target", type=float, default=4.0, help="least CPU ratio to pass")
     args = parser.parse_args()
 
-    from generator import downloads
-    from generator.cached_checks import cached_tables
+    from epbench.generator import downloads
+    from epbench.generator.cached_checks import cached_tables
 
     start = time.perf_counter()
     tables = Repeated(cached_tables(args.results, ROOT, args.cache), args.times)

@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from epcore.documents import load_document  # noqa: E402
-from epcore.metrics.percentiles import percentile  # noqa: E402
-from epcore.paths import shipped_endpoints_dir  # noqa: E402
-from runner.emulator import start_emulator  # noqa: E402
+from epbench.core.documents import load_document  # noqa: E402
+from epbench.core.metrics.percentiles import percentile  # noqa: E402
+from epbench.core.paths import shipped_endpoints_dir  # noqa: E402
+from epbench.runner.emulator import start_emulator  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

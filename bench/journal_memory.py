@@ -37,12 +37,12 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from epcore import evidence  # noqa: E402
-from epcore.documents import load_document  # noqa: E402
-from generator.submit import expected_relpath, with_submitter  # noqa: E402
-from runner.plan import build_plan  # noqa: E402
-from runner.serving_run import write_result  # noqa: E402
-from runner.workload import load_serving_workload  # noqa: E402
+from epbench.core import evidence  # noqa: E402
+from epbench.core.documents import load_document  # noqa: E402
+from epbench.generator.submit import expected_relpath, with_submitter  # noqa: E402
+from epbench.runner.plan import build_plan  # noqa: E402
+from epbench.runner.serving_run import write_result  # noqa: E402
+from epbench.runner.workload import load_serving_workload  # noqa: E402
 
 MIB = 1024 * 1024
 MS = 1_000_000

@@ -30,9 +30,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator import render, run_pages  # noqa: E402
-from generator.cached_checks import cached_tables  # noqa: E402
-from generator.plain_json import records  # noqa: E402
+from epbench.generator import render, run_pages  # noqa: E402
+from epbench.generator.cached_checks import cached_tables  # noqa: E402
+from epbench.generator.plain_json import records  # noqa: E402
 
 OLD_FILES = ("generator/render.py", "generator/run_pages.py", "site/templates/result.html.j2")
 
@@ -53,7 +53,7 @@ def old_modules(rev: str, folder: Path) -> types.ModuleType:
          old_render.__dict__)
     env = old_render.environment(templates)
     old_render.environment = lambda *_: env  # its own template, not this tree's
-    source = _git_show(rev, OLD_FILES[1]).replace("from generator.render import",
+    source = _git_show(rev, OLD_FILES[1]).replace("from epbench.generator.render import",
                                                   "from epb_old_render import")
     old_pages = types.ModuleType("epb_old_run_pages")
     sys.modules[old_pages.__name__] = old_pages

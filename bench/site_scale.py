@@ -61,12 +61,12 @@ MEASURE = """async ([id, value]) => {
 
 
 def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
-    """Seconds for the two halves of `epbench build` (generator.site.build_site's body, run
+    """Seconds for the two halves of `epbench build` (epbench.generator.site.build_site's body, run
     in this process, incremental with its build cache in `cache`): the tables (validation and
     aggregation), then the site itself."""
-    from generator.cached_checks import cached_tables
-    from generator.downloads import write_tables
-    from generator.site import build_site_from_tables
+    from epbench.generator.cached_checks import cached_tables
+    from epbench.generator.downloads import write_tables
+    from epbench.generator.site import build_site_from_tables
 
     start = time.perf_counter()
     tables = cached_tables(results, ROOT, cache)
@@ -165,7 +165,7 @@ def main() -> int:
                         help="only time filters on this already built site")
     args = parser.parse_args()
     logging.basicConfig(format="  %(message)s")
-    logging.getLogger("generator.site").setLevel(logging.INFO)
+    logging.getLogger("epbench.generator.site").setLevel(logging.INFO)
 
     if args.site:
         report_filters(args.site, args.rounds)
@@ -178,7 +178,7 @@ def main() -> int:
             write_results(results, args.results)
             write_project_files(work)
             print(f"generated {args.results} results in {time.perf_counter() - start:.1f} s")
-        cache = work / "build-cache"  # (a real build keeps it in epcore.paths.user_cache_dir)
+        cache = work / "build-cache"  # (a real build keeps it in epbench.core.paths.user_cache_dir)
         trash = work / f".old-{time.time_ns()}"
         for folder in (cache, out):  # the full build starts from nothing
             if folder.exists():  # set aside, deleted once everything is measured (see below)

@@ -25,18 +25,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from epcore.documents import load_document  # noqa: E402
-from epcore.paths import shipped_endpoints_dir  # noqa: E402
-from runner.bounds import Bounds  # noqa: E402
-from runner.client import EndpointClient  # noqa: E402
-from runner.context import RunContext  # noqa: E402
-from runner.emulator import start_emulator  # noqa: E402
-from runner.entry import run_async  # noqa: E402
-from runner.journal import Journal  # noqa: E402
-from runner.plan import Plan, PlannedRequest  # noqa: E402
-from runner.progress import PointProgress  # noqa: E402
-from runner.runner import ServingRunner  # noqa: E402
-from runner.workload import ServingWorkload  # noqa: E402
+from epbench.core.documents import load_document  # noqa: E402
+from epbench.core.paths import shipped_endpoints_dir  # noqa: E402
+from epbench.runner.bounds import Bounds  # noqa: E402
+from epbench.runner.client import EndpointClient  # noqa: E402
+from epbench.runner.context import RunContext  # noqa: E402
+from epbench.runner.emulator import start_emulator  # noqa: E402
+from epbench.runner.entry import run_async  # noqa: E402
+from epbench.runner.journal import Journal  # noqa: E402
+from epbench.runner.plan import Plan, PlannedRequest  # noqa: E402
+from epbench.runner.progress import PointProgress  # noqa: E402
+from epbench.runner.runner import ServingRunner  # noqa: E402
+from epbench.runner.workload import ServingWorkload  # noqa: E402
 
 
 def rss_mb() -> float:

@@ -5,14 +5,14 @@
 Generates a results/ tree of valid, distinct results in a temporary folder: each result has
 its own gzipped journal beside it (distinct bytes, so a distinct sha256), built from one of 20
 seeded journal templates (two closed-loop points, `--requests` measured requests each, 16
-output tokens a request), with figures computed by epcore.summary exactly as `epbench run`
+output tokens a request), with figures computed by epbench.core.summary exactly as `epbench run`
 does. Endpoint and workload files are written so identity checks pass. Then, each timed:
 
 - cold: `validate_paths` on the whole tree with an empty recomputation cache, as CI on a
   fresh machine runs it: every journal read, inflated and hashed, and every figure of every
   point (percentiles, bootstrap intervals, windows, throughput, goodput, Pareto membership)
   recomputed from it and compared with the result. This is the figure with the target;
-- warm: the same again, now that the recomputation cache (generator.checks.verified) holds
+- warm: the same again, now that the recomputation cache (epbench.generator.checks.verified) holds
   the verdicts of the cold run (each journal is still read, inflated and hashed);
 - `build_tables` on every result (validating and aggregating, as `epbench build` does).
 
@@ -39,11 +39,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from epcore import evidence  # noqa: E402
-from epcore.runspec import PointSpec, RunSpec  # noqa: E402
-from epcore.summary import summarize_run  # noqa: E402
-from generator.tables import build_tables  # noqa: E402
-from generator.validate import validate_paths  # noqa: E402
+from epbench.core import evidence  # noqa: E402
+from epbench.core.runspec import PointSpec, RunSpec  # noqa: E402
+from epbench.core.summary import summarize_run  # noqa: E402
+from epbench.generator.tables import build_tables  # noqa: E402
+from epbench.generator.validate import validate_paths  # noqa: E402
 
 SAMPLE = ROOT / "tests/data/results/alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json"
 TEMPLATES = 20

@@ -2,9 +2,9 @@
 
 `epbench.cli` (the `epbench` command), `epbench.demo` and `epbench.clidoc` are the only modules
 that know both the runner (`runner`) and the site generator (`generator`); those two stand side
-by side on the base package `epcore` and never import each other.
+by side on the base package `epbench.core` and never import each other.
 """
 
-from epcore import HARNESS_NAME, EpbenchError, InputError, RunError, __version__
+from epbench.core import HARNESS_NAME, EpbenchError, InputError, RunError, __version__
 
 __all__ = ["HARNESS_NAME", "EpbenchError", "InputError", "RunError", "__version__"]

@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 
 from epbench import __version__
-from epcore.errors import EpbenchError
-from generator.importers import IMPORTERS
+from epbench.core.errors import EpbenchError
+from epbench.generator.importers import IMPORTERS
 
 
 class _Group(click.Group):
@@ -95,9 +95,9 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
     """
     import json
 
-    from epcore.paths import resolve_endpoint, resolve_workload
-    from runner.entry import run_command
-    from runner.report import render, report
+    from epbench.core.paths import resolve_endpoint, resolve_workload
+    from epbench.runner.entry import run_command
+    from epbench.runner.report import render, report
 
     inputs = None
     if url is not None:
@@ -113,7 +113,7 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
                                "or --resume RUN_DIR")
     if resume is None and endpoint is None:
         endpoint = "emulator"
-    from runner.progress import auto_mode
+    from epbench.runner.progress import auto_mode
 
     mode = "off" if no_progress else auto_mode()
     results = run_command(
@@ -127,7 +127,7 @@ def run(endpoint: str | None, workload: str | None, out: Path | None, resume: Pa
         progress=mode,
     )
     if inputs is not None:
-        from runner.quick_path import keep_inputs
+        from epbench.runner.quick_path import keep_inputs
 
         for path in results:
             keep_inputs(inputs, path.parent)
@@ -144,8 +144,8 @@ def _quick_inputs(url: str, model: str | None, api: str, api_key_env: str | None
                   concurrency: str | None, rate: str | None, input_tokens: int,
                   output_tokens: int, requests: int | None, duration: float | None,
                   warmup: int, seed: int, out: Path | None) -> tuple[Path, Path]:
-    """The endpoint and workload files of a run without YAML (runner.quick_path)."""
-    from runner.quick_path import QuickRun, parse_list, write_inputs
+    """The endpoint and workload files of a run without YAML (epbench.runner.quick_path)."""
+    from epbench.runner.quick_path import QuickRun, parse_list, write_inputs
 
     if not model:
         raise click.UsageError("--url needs --model (the model name the API takes)")
@@ -183,7 +183,7 @@ def endpoint() -> None:
 def endpoint_new(path: Path, url: str, model: str, division: str, api: str,
                  api_key_env: str | None, endpoint_id: str | None) -> None:
     """Write a commented endpoint file to PATH (refuses to overwrite one)."""
-    from runner.quick_path import endpoint_text
+    from epbench.runner.quick_path import endpoint_text
 
     if path.exists():
         raise click.UsageError(f"{path} exists; give another path")
@@ -202,8 +202,8 @@ def endpoint_new(path: Path, url: str, model: str, division: str, api: str,
               help="Agentic workload folders the emulator can play (default: the shipped ones).")
 def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path, ...]) -> None:
     """Run the endpoint emulator: chat completions, Responses and Messages on one server."""
-    from epcore.paths import resolve_endpoint
-    from runner.emulator import serve
+    from epbench.core.paths import resolve_endpoint
+    from epbench.runner.emulator import serve
 
     serve(
         config=resolve_endpoint(str(config) if config else "emulator"),
@@ -224,8 +224,8 @@ def emulate(config: Path | None, host: str, port: int, workload_dirs: tuple[Path
 def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
              output: Path | None) -> None:
     """Check results, workloads and endpoint files; exit 1 if anything is rejected."""
-    from generator.validate import validate_paths
-    from runner.agentic.semantics import validate_workload_semantics
+    from epbench.generator.validate import validate_paths
+    from epbench.runner.agentic.semantics import validate_workload_semantics
 
     report = validate_paths(
         list(paths) or [Path(".")],
@@ -251,8 +251,8 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
                    "cache otherwise lives in $XDG_CACHE_HOME/epbench, never in the checkout).")
 def build(results_dir: Path | None, out: Path | None, base_url: str, no_cache: bool) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
-    from epcore.paths import project_dir
-    from generator.site import build_site
+    from epbench.core.paths import project_dir
+    from epbench.generator.site import build_site
 
     root = project_dir()
     site = build_site(
@@ -275,8 +275,8 @@ def build(results_dir: Path | None, out: Path | None, base_url: str, no_cache: b
 def submit(run_dir: Path, submitter: str, contact: str | None, relationship: str,
            results_dir: Path | None) -> None:
     """Copy a run's result to its place under results/, fill the submitter block, validate it."""
-    from epcore.paths import project_dir
-    from generator.submit import submit_run
+    from epbench.core.paths import project_dir
+    from epbench.generator.submit import submit_run
 
     path, report = submit_run(
         run_dir,
@@ -310,15 +310,15 @@ IMPORT_HELP = "Convert another tool's output into epbench results.\n\nFORMAT is 
 def import_(fmt: str, path: Path, out: Path, submitter: str | None, date: str | None,
             sample: int | None, seed: int) -> None:
     if IMPORTERS[fmt].writes == "workloads":
-        from generator.importers import import_workloads
+        from epbench.generator.importers import import_workloads
 
         for written in import_workloads(fmt, path, out, sample=sample, seed=seed):
             click.echo(str(written))
         return
     from datetime import UTC, datetime
 
-    from epcore.errors import InputError
-    from generator.importers import import_results
+    from epbench.core.errors import InputError
+    from epbench.generator.importers import import_results
 
     when = None
     if date is not None:
@@ -345,8 +345,8 @@ def import_(fmt: str, path: Path, out: Path, submitter: str | None, date: str | 
 def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload: str | None,
            only_region: str | None, shards: int, allowlist: Path | None) -> None:
     """Print the GitHub Actions matrix (JSON) for endpoints with `schedule: enabled`."""
-    from epcore.paths import project_dir
-    from runner.matrix import build_matrix
+    from epbench.core.paths import project_dir
+    from epbench.runner.matrix import build_matrix
 
     click.echo(
         build_matrix(
@@ -366,7 +366,7 @@ def matrix(endpoints_dir: Path | None, only_endpoint: str | None, only_workload:
               help="The run folder to write (events.jsonl and result.json).")
 def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
     """Join the journals of a run's shards into one result."""
-    from runner.merge import merge_runs
+    from epbench.runner.merge import merge_runs
 
     click.echo(str(merge_runs(list(run_dirs), out)))
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import click
 
-from epcore.documents import load_document
-from epcore.errors import RunError
-from epcore.paths import data_dir, project_dir, resolve_endpoint, resolve_workload
-from runner.progress import auto_mode
-from runner.report import fmt
+from epbench.core.documents import load_document
+from epbench.core.errors import RunError
+from epbench.core.paths import data_dir, project_dir, resolve_endpoint, resolve_workload
+from epbench.runner.progress import auto_mode
+from epbench.runner.report import fmt
 
 DEMO_SUBMITTER = "demo"
 SERVING_WORKLOAD = "chat-short"
@@ -69,9 +69,9 @@ def _print_agentic(result: dict[str, Any]) -> None:
 
 def run_demo(out: Path, quick: bool = True) -> Path:
     """Run the demo with `out` as the working folder; return the built site's folder."""
-    from generator.site import build_site
-    from generator.submit import submit_run
-    from runner.entry import run_command
+    from epbench.generator.site import build_site
+    from epbench.generator.submit import submit_run
+    from epbench.runner.entry import run_command
 
     started = time.monotonic()
     out = out.resolve()

@@ -1,4 +1,4 @@
-"""epcore: the ground floor of epbench, which every other package stands on.
+"""epbench.core: the ground floor of epbench, which every other package stands on.
 
 It holds what the runner (`runner`), the site generator (`generator`) and the command line
 (`epbench`) share: the version, where shipped data lives, the exception tree, safe document
@@ -7,7 +7,7 @@ loading, the schema registry, validation findings, price-card arithmetic and the
 the project.
 """
 
-from epcore.errors import EpbenchError, InputError, RunError
+from epbench.core.errors import EpbenchError, InputError, RunError
 
 __version__ = "0.1.0"
 HARNESS_NAME = "epbench"

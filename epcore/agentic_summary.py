@@ -2,7 +2,7 @@
 
 Every trial counts: endpoint errors, step and tool-error limits and harness faults are all
 failures (a harness fault left out would raise the success rate); each harness fault is also
-listed with its traceback summary, and makes the result not rankable (epcore.rankable).
+listed with its traceback summary, and makes the result not rankable (epbench.core.rankable).
 The runner calls `summarize` when the run ends; `epbench validate` calls it again on the trial
 lines of the journal and compares.
 """
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from epcore.cost_ledger import CostLedger
-from epcore.metrics.passk import pass_hat_k
-from epcore.metrics.percentiles import summarize as summarize_sample
-from epcore.metrics.wilson import wilson
-from epcore.trial_record import CLASSES, TrialRecord
+from epbench.core.cost_ledger import CostLedger
+from epbench.core.metrics.passk import pass_hat_k
+from epbench.core.metrics.percentiles import summarize as summarize_sample
+from epbench.core.metrics.wilson import wilson
+from epbench.core.trial_record import CLASSES, TrialRecord
 
 
 def dist(values: Sequence[float]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Every request is tagged by why it was sent: `productive` (the task moving on), `
 model is answering a tool error about its own invalid call), `recovery` (the model is answering
 a tool fault), `transport` (a resend after 429, 5xx, a timeout or a cut stream). Seconds count
 the request's own wall time plus the backoff waited before it; USD comes from the endpoint's
-price card (`epcore.pricing.cost_usd`): per token, or per second for an hourly card.
+price card (`epbench.core.pricing.cost_usd`): per token, or per second for an hourly card.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from epcore.pricing import cost_usd
+from epbench.core.pricing import cost_usd
 
 TAGS: tuple[str, ...] = ("productive", "repair", "recovery", "transport")
 
@@ -36,7 +36,8 @@ class CostLedger:
     def request_usd(
         self, input_tokens: int, output_tokens: int, seconds: float, **split: int
     ) -> float | None:
-        """`split`: cached_input_tokens, cache_write_tokens, reasoning_tokens (epcore.pricing)."""
+        """`split`: cached_input_tokens, cache_write_tokens, reasoning_tokens
+        (epbench.core.pricing)."""
         if not self.card:
             return None
         return cost_usd(self.card, input_tokens, output_tokens, seconds, **split)

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from epcore.errors import InputError
-from epcore.fast_json import Unusual, fast_json
-from epcore.yaml_guard import MAX_NODES, scan_yaml
+from epbench.core.errors import InputError
+from epbench.core.fast_json import Unusual, fast_json
+from epbench.core.yaml_guard import MAX_NODES, scan_yaml
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
@@ -222,7 +222,7 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
         )
     bad = _bad_number(value, [])
     if bad is not None:
-        from epcore.findings import pointer_from_path
+        from epbench.core.findings import pointer_from_path
 
         what, at = bad
         if what == "non-finite":

@@ -16,7 +16,8 @@ over 100,000 requests: a full sweep of the shipped workloads is under 20,000. do
 has the measured figures.
 
 Validation streams the journal (`load`, `check_file`): blocks of 1 MiB are inflated, hashed
-and split into lines, each line checked for its kind and shape as it comes (epcore.journal_lines),
+and split into lines, each line checked for its kind and shape as it comes
+(epbench.core.journal_lines),
 so a bomb of `{}` lines stops at its second line and memory never holds the whole journal.
 """
 
@@ -34,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from epcore import fast_json, journal_lines
+from epbench.core import fast_json, journal_lines
 
 SUFFIX = ".events.jsonl.gz"
 RUN_JOURNAL = "events.jsonl"
@@ -153,7 +154,7 @@ def _check_described(actual: Mapping[str, Any], pinned: Mapping[str, Any]) -> No
 def load(path: Path, pinned: Mapping[str, Any],
          max_requests: int | None = None) -> list[dict[str, Any]]:
     """The journal's records, streamed: each line a JSON object of a known kind and shape
-    (epcore.journal_lines), no duplicate key, no deeper than its MAX_DEPTH, no more request
+    (epbench.core.journal_lines), no duplicate key, no deeper than its MAX_DEPTH, no more request
     lines than `max_requests`; then its bytes checked against the result's `evidence`.
     Inter-token gaps are kept as `array('i')` (or 'q') and repeated strings once."""
     reader = _Reader(path)

@@ -3,7 +3,7 @@
 literals that would overflow to Infinity refused, text with a run of 19 digits (an integer
 that may be past 64 bits) left to the full loader, and the nesting depth read from the text.
 
-It only ever returns documents that the full loader (`epcore.documents.parse_document`)
+It only ever returns documents that the full loader (`epbench.core.documents.parse_document`)
 would return too; anything unusual raises `Unusual`, and the full loader then decides and
 produces the finding.
 

@@ -1,7 +1,7 @@
 """The journal's line kinds and what each must hold: one registry for the runner (summary and
 resume) and for `epbench validate` (which accepts only lines of a known kind and shape).
 
-    run      first line: `spec` (serving, epcore.runspec) or `agentic` (tasks, trials)
+    run      first line: `spec` (serving, epbench.core.runspec) or `agentic` (tasks, trials)
     session  each process that sends (the run, every --resume)
     shard    before each shard's lines in a merged journal (`epbench merge`)
     trial    one finished agentic trial (TRIAL_FIELDS)
@@ -23,13 +23,14 @@ REQUEST_FIELDS: dict[str, type | tuple[type, ...]] = {
 }
 TRIAL_FIELDS: dict[str, type | tuple[type, ...]] = {"task": str, "trial": int, "result": str}
 # What the server said (its answer's id, allow-listed headers): optional on request lines, as
-# journals written before them have neither; their shape is epcore.server_evidence.line_problem.
+# journals written before them have neither; their shape is
+# epbench.core.server_evidence.line_problem.
 SERVER_FIELDS: dict[str, type | tuple[type, ...]] = {
     "response_id": (str, type(None)), "server_headers": (dict, type(None)),
 }
 
 # --- streamed-evidence fields (issue 21: usage held to what was streamed) -------------------
-# Written on every request line since; what epcore.usage_bounds holds `usage` to. A line
+# Written on every request line since; what epbench.core.usage_bounds holds `usage` to. A line
 # written before them lacks them (and is held to the bounds that need no bytes); a line that
 # has one must have it as a count, else it is incomplete like a line missing a field above.
 #   content_bytes  UTF-8 bytes of text, reasoning and tool-call names and arguments received

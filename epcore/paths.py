@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from epcore.errors import InputError
+from epbench.core.errors import InputError
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_DATA_DIR = _PACKAGE_DIR / "_data"
+_DATA_DIR = _PACKAGE_DIR.parent / "_data"
 
 
 def checkout_root() -> Path | None:

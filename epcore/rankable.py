@@ -3,11 +3,11 @@
 `rankability(result, limits, provenance)` returns the reasons a result is not ranked; an empty
 list means it is ranked. It reads only the result (already validated: when a result pins a
 journal, every figure in it was recomputed from that journal), the workload's own `ranking`
-limits and the tier validation gave it (epcore.provenance; none given: self-reported). The
+limits and the tier validation gave it (epbench.core.provenance; none given: self-reported). The
 site tables carry `rankable` and `unranked_reasons`, the run page lists the reasons, and the
 home page's answers consider rankable results only.
 
-    self-reported      no valid attestation (epcore.provenance): the submitter's word. Always
+    self-reported      no valid attestation (epbench.core.provenance): the submitter's word. Always
                        the first reason; a reader may include such results (the boards' and
                        the home page's "Include self-reported results"), and a row whose only
                        reason it is then ranks
@@ -26,7 +26,7 @@ home page's answers consider rankable results only.
     harness-fault      an agentic trial failed because of the harness
     resume-gap         resumed after a gap longer than `ranking.max_resume_gap_s` (default 300 s)
     usage-implausible  a point with a request whose `usage` no stream could carry
-                       (epcore.usage_bounds): the endpoint's own counts cannot be believed
+                       (epbench.core.usage_bounds): the endpoint's own counts cannot be believed
 
 A new reason (e.g. a quality gate) is one more block here, with its code in REASONS.
 """
@@ -37,8 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from epcore.metrics.percentiles import MIN_SAMPLES
-from epcore.provenance import Provenance
+from epbench.core.metrics.percentiles import MIN_SAMPLES
+from epbench.core.provenance import Provenance
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 """Above 5% failed requests, latency and throughput describe the requests that got through,

@@ -15,9 +15,9 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 from referencing import Registry, Resource
 
-from epcore.credentials import redact
-from epcore.findings import Finding, pointer_from_path
-from epcore.paths import schemas_dir
+from epbench.core.credentials import redact
+from epbench.core.findings import Finding, pointer_from_path
+from epbench.core.paths import schemas_dir
 
 # kind -> schema file name
 KINDS: dict[str, str] = {

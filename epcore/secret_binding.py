@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from epcore.documents import load_document
-from epcore.errors import InputError
+from epbench.core.documents import load_document
+from epbench.core.errors import InputError
 
 ALLOWLIST = Path(".github") / "benchmark-allowlist.yaml"
 _RESERVED_ENV = re.compile(r"^(PATH|HOME|SHELL|USER|PWD|IFS|ENV|BASH_ENV|CI|LD_.*|PYTHON.*|"

@@ -13,7 +13,7 @@ three use this module.
 Only the names below are ever kept: nothing that can carry a credential or a session
 (`set-cookie`, `authorization`, `x-api-key`, `www-authenticate`, ...) is on the list, and a
 server cannot add a name to it. A value is kept when it is printable ASCII of at most
-`MAX_VALUE` characters and does not look like a credential (epcore.credentials): for ids,
+`MAX_VALUE` characters and does not look like a credential (epbench.core.credentials): for ids,
 which are random by design (an OpenAI `chatcmpl-…` has the entropy of a key), only a known
 key shape or the run's own key is refused; any other value is refused when it looks like a
 credential at all. A refused value is dropped, never rewritten, so what is kept is what the
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epcore.credentials import has_key_shape, looks_like_secret
-from epcore.journal_lines import SERVER_FIELDS
+from epbench.core.credentials import has_key_shape, looks_like_secret
+from epbench.core.journal_lines import SERVER_FIELDS
 
 MAX_VALUE = 128
 MAX_LINE_CHARS = 1024 * 1024  # a first request line is a few KB; a longer one is not read on

@@ -1,7 +1,7 @@
 """Journal records in, result figures out: the one place a result's numbers are computed.
 
 `epbench run`, `epbench merge` and `epbench validate` all call `summarize_run` with the run's
-spec (epcore.runspec) and the journal records, so a merged result of shards equals the
+spec (epbench.core.runspec) and the journal records, so a merged result of shards equals the
 unsharded result of the same records, and a published figure is what its journal says.
 Records are ordered by (point, seq) first: the bootstrap resamples by position, and the
 order requests happened to finish in must not change a confidence interval.
@@ -21,12 +21,12 @@ import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from epcore.metrics import burst as burst_metrics
-from epcore.metrics import latency, pareto, throughput
-from epcore.metrics.errors import OK, count_errors
-from epcore.metrics.percentiles import summarize
-from epcore.round_trips import round_trips
-from epcore.runspec import PointSpec, RunSpec
+from epbench.core.metrics import burst as burst_metrics
+from epbench.core.metrics import latency, pareto, throughput
+from epbench.core.metrics.errors import OK, count_errors
+from epbench.core.metrics.percentiles import summarize
+from epbench.core.round_trips import round_trips
+from epbench.core.runspec import PointSpec, RunSpec
 
 _DIGITS = 6
 CALIBRATION_TOLERANCE = 0.05  # a point whose median actual/requested is further off is flagged

@@ -1,6 +1,6 @@
 """One agentic trial as the journal keeps it (`{"type": "trial", ...}`), and call classes.
 
-The runner writes a `TrialRecord` when a trial ends; `epcore.agentic_summary` turns the
+The runner writes a `TrialRecord` when a trial ends; `epbench.core.agentic_summary` turns the
 records into the result's `agentic` section, in the runner and again in `epbench validate`,
 which reads them back from the journal with `from_journal`.
 """
@@ -20,7 +20,7 @@ CLASSES: tuple[str, ...] = (
     "duplicate_id",
     "stream_truncated",
 )
-"""Every tool call is exactly one of these (runner.agentic.classify decides which)."""
+"""Every tool call is exactly one of these (epbench.runner.agentic.classify decides which)."""
 
 
 @dataclass

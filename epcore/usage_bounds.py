@@ -3,8 +3,8 @@
 
 An endpoint's `usage` is its own word, and output tokens drive every throughput figure, so a
 count no stream could carry must not reach a board. A request whose counts break a bound is a
-failed request of class `usage_implausible` (epcore.metrics.errors) and its point is not
-ranked (epcore.rankable). The bounds, each of which an honest server meets by construction:
+failed request of class `usage_implausible` (epbench.core.metrics.errors) and its point is not
+ranked (epbench.core.rankable). The bounds, each of which an honest server meets by construction:
 
     never negative    no reported count (input, output, reasoning, cached, cache-write) < 0
     parts of a whole  reasoning tokens <= output tokens; cached + cache-write <= input

@@ -1,5 +1,5 @@
 """What a serving workload plans, as compact arrays: the one implementation the runner builds
-its plan from (runner.plan) and `epbench validate` rebuilds to compare with a journal.
+its plan from (epbench.runner.plan) and `epbench validate` rebuilds to compare with a journal.
 
     concurrency  one point per level `c`: warm-up requests then max(`requests_per_point`, c)
                  measured ones
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from epcore.runspec import PointSpec, RunSpec
+from epbench.core.runspec import PointSpec, RunSpec
 
 BURST_PHASES = ("base", "spike", "recovery")
 

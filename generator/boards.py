@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from generator import charts
-from generator.columns import Column
-from generator.history_views import series_files
+from epbench.generator import charts
+from epbench.generator.columns import Column
+from epbench.generator.history_views import series_files
 
 # Columns of the compact per-page view tables (data/view/<name>.json). Filters need the
 # identity columns; the rest are what tables and charts show.
@@ -29,8 +29,9 @@ VIEW_COLUMNS: dict[str, list[str]] = {
                "tps_per_user", "system_tps", "ttft_ms_p90", "usd_per_mtok_output",
                "on_pareto"],
     # The History board and the endpoint pages: daily medians, and every result of a series
-    # once the reader narrows to its endpoint (generator.history_views; the other boards read
-    # the newest result per endpoint x workload x client region: generator.latest).
+    # once the reader narrows to its endpoint (epbench.generator.history_views; the other boards
+    # read
+    # the newest result per endpoint x workload x client region: epbench.generator.latest).
     "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "max_system_tps",
                 "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate", "results"],
     "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "tier", "tier_reason",

@@ -1,11 +1,11 @@
 """The incremental build's cache: each result file's findings and table rows, so that a file
 whose bytes did not change is not validated again.
 
-The cache lives outside the checkout (`epcore.paths.user_cache_dir()/build/<digest of the
+The cache lives outside the checkout (`epbench.core.paths.user_cache_dir()/build/<digest of the
 results folder's path>/`: `$XDG_CACHE_HOME/epbench`, `~/.cache/epbench`, or the job's own
 `$RUNNER_TEMP` on GitHub Actions), never in a folder a pull request can fill: a committed
 `.cache/` is data the build never reads (and `epbench validate` rejects it,
-`generator.checks.build_state`). `epbench build --no-cache` uses none.
+`epbench.generator.checks.build_state`). `epbench build --no-cache` uses none.
 
 An entry belongs to one file path and is keyed by content: the sha256 of the file's bytes (and
 of its journal's, which the checks read). Every build hashes every result and journal (about
@@ -20,7 +20,7 @@ The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that 
 rewrites one shard. A shard is three parts: `shard-NN.json`, each file's digests, findings and
 identity (read on every build); `shard-NN.rows.json`, each file's table rows as the checks made
 them (read only when a file of the shard changed); and the shard's rows as column-wise frames
-(`generator.row_store`, read on every build instead of the rows). Each part carries the
+(`epbench.generator.row_store`, read on every build instead of the rows). Each part carries the
 sha256 of its body, so a part that was truncated, half-written or damaged is ignored and
 rebuilt. No key signs them: a key kept in the cache folder protects nothing from whoever can
 write that folder (the same user), so it is a plain digest, honest about what it checks; the
@@ -40,11 +40,11 @@ from typing import Any
 
 import orjson
 
-from epcore import __version__
-from epcore.digests import sha256_file
-from epcore.findings import Finding
-from epcore.paths import shipped, user_cache_dir
-from epcore.provenance import BUNDLE_SUFFIX
+from epbench.core import __version__
+from epbench.core.digests import sha256_file
+from epbench.core.findings import Finding
+from epbench.core.paths import shipped, user_cache_dir
+from epbench.core.provenance import BUNDLE_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def _tree_digest(digest: Any, folder: Path, label: str) -> None:
 def context_digest(project: Path) -> str:
     """What every entry depends on besides its own file (see the module docstring)."""
     digest = hashlib.sha256(f"epbench-build-cache {FORMAT} {__version__}\0".encode())
-    for package in ("epcore", "generator"):
+    for package in ("epbench.core", "generator"):
         for path in sorted((_CODE_ROOT / package).rglob("*.py")):
             digest.update(f"{package}/{path.relative_to(_CODE_ROOT / package)}\0".encode())
             digest.update(path.read_bytes())
@@ -130,7 +130,7 @@ class BuildCache:
     rows_dirty: set[int] = field(default_factory=set)
     """Shards whose rows changed (a file stored or dropped), not only a stat."""
     frames: dict[int, Any] = field(default_factory=dict)
-    """Shard -> where its row frames are and their digests (`generator.row_store`)."""
+    """Shard -> where its row frames are and their digests (`epbench.generator.row_store`)."""
     seen: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
@@ -144,7 +144,7 @@ class BuildCache:
     @classmethod
     def view(cls, folder: Path, context: str, number: int) -> BuildCache:
         """This cache as one shard that holds nothing yet (a worker writing a new shard:
-        `generator.cold_shards`)."""
+        `epbench.generator.cold_shards`)."""
         cache = cls(folder, context)
         cache.shards[number], cache.rows[number] = {}, {}
         return cache

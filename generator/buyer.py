@@ -1,6 +1,6 @@
 """The buyer's pages: the home page's ranked table at a target, and the compare page.
 
-Both read the newest result per endpoint × workload × client region (`generator.latest`) and
+Both read the newest result per endpoint × workload × client region (`epbench.generator.latest`) and
 run in the browser (site/assets/epbench/buyer.js): the reader picks a workload and a target
 (a per-user speed to reach, or a TTFT p90 ceiling), and every endpoint is placed at its best
 point meeting the target. This module gives the pages their configuration: the columns with
@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from generator import charts
-from generator.columns import Column
+from epbench.generator import charts
+from epbench.generator.columns import Column
 
 DEFAULT_SPEED = 20.0  # tokens/s per user: a reader's comfortable reading speed
 DEFAULT_TTFT_MS = 1000.0

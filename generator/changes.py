@@ -13,10 +13,10 @@ Every status letter has one meaning, and anything else stops the check (fail clo
                                  --no-renames; C only appears with copy detection)
     U, X, B   unmerged, unknown, broken pairing, or output that does not parse: an error
 
-git runs on the checkout that holds the current folder, named explicitly (`epcore.git`).
+git runs on the checkout that holds the current folder, named explicitly (`epbench.core.git`).
 Outside the data folders, when the whole checkout is judged, an added or changed file in a
 `.cache/` or `_site/` folder is one `file.build-state` line per folder
-(`generator.checks.build_state`): state the build would read must not arrive by commit.
+(`epbench.generator.checks.build_state`): state the build would read must not arrive by commit.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from epcore.errors import InputError
-from epcore.findings import Finding
-from epcore.git import GitError, checkout_of, run_git
-from generator.checks.base import check
-from generator.checks.build_state import findings_for
-from generator.checks.data_files import DATA_FOLDERS
+from epbench.core.errors import InputError
+from epbench.core.findings import Finding
+from epbench.core.git import GitError, checkout_of, run_git
+from epbench.generator.checks.base import check
+from epbench.generator.checks.build_state import findings_for
+from epbench.generator.checks.data_files import DATA_FOLDERS
 
 DELETED = check(
     "file.deleted", "flag", "a pull request that deletes a result, workload or endpoint file "

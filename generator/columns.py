@@ -16,7 +16,7 @@ AGENTIC = "agentic-workloads"
 COST = "cost"
 RULES = "leaderboard-rules"
 TABLES = "table-columns"
-# Formula blocks (generator.formulas: the docstrings of the code that computes them).
+# Formula blocks (epbench.generator.formulas: the docstrings of the code that computes them).
 THROUGHPUT = "formula-throughput"
 LATENCY = "formula-latency"
 F_MTOK = "formula-usd_per_mtok_output"

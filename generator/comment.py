@@ -16,7 +16,8 @@ the base branch:
   artifact), the comment says first that the checks ran on the pull request's own workflow
   file, so a "passed" there proves nothing.
 
-    python -m generator.comment REPORT.json --github-changed yes|no --run-url URL --head-sha SHA
+    python -m epbench.generator.comment REPORT.json --github-changed yes|no --run-url URL
+        --head-sha SHA
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from epcore.findings import SEVERITIES, Finding
-from generator.report import MARKER, FileStatus, Report, md
+from epbench.core.findings import SEVERITIES, Finding
+from epbench.generator.report import MARKER, FileStatus, Report, md
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_ENTRIES = 5000
@@ -128,7 +129,8 @@ def render_comment(report: Report, *, github_changed: bool, run_url: str, head_s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generator.comment", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m epbench.generator.comment", description=__doc__)
     parser.add_argument("report", type=Path)
     parser.add_argument("--github-changed", choices=["yes", "no"], required=True)
     parser.add_argument("--run-url", default="")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from epcore.provenance import ATTESTED, SELF_REPORTED
+from epbench.core.provenance import ATTESTED, SELF_REPORTED
 
 WINDOW_DAYS = 14
 RELATIVE = 0.10

@@ -1,7 +1,7 @@
 """Cost normalization: one formula per function (the methodology page cites them).
 
 All request and deployment costs come from the shared price-card arithmetic in
-`epcore.pricing` (`request_cost_usd`, `hourly_cost_usd`); this module only normalizes them.
+`epbench.core.pricing` (`request_cost_usd`, `hourly_cost_usd`); this module only normalizes them.
 The price card used is the one pinned in the result at run time; `todays_card` reads the card
 in the current `endpoints/<id>.yaml`, so the site can show both ("at run time" and "at today's
 price"). A newer card never rewrites an old result.
@@ -14,10 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import DocumentError, load_document
-from epcore.paths import data_dir
-from epcore.pricing import MTOK, card_on, hourly_cost_usd, is_hourly, is_per_token, request_cost_usd
-from epcore.schema import check_schema, kind_of
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.paths import data_dir
+from epbench.core.pricing import (
+    MTOK,
+    card_on,
+    hourly_cost_usd,
+    is_hourly,
+    is_per_token,
+    request_cost_usd,
+)
+from epbench.core.schema import check_schema, kind_of
 
 Card = Mapping[str, Any]
 RETRY_TAGS = ("repair", "recovery", "transport")

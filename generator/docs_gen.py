@@ -1,7 +1,8 @@
 """Documentation pages generated from the repository itself: the schema reference (from
 `schemas/*.schema.json`), the workloads catalogue (from `workloads/serving` and
 `workloads/agentic`) and the methodology (definitions, with the enumerations read from the
-schemas and the formulas from the docstrings of the code that computes them, generator.formulas,
+schemas and the formulas from the docstrings of the code that computes them,
+epbench.generator.formulas,
 so they cannot drift from the code).
 
 Workload files are untrusted: they are loaded with the safe loader and every string reaches the
@@ -18,9 +19,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from epcore.documents import DocumentError, load_document
-from generator import formulas
-from generator.render import flatten, render
+from epbench.core.documents import DocumentError, load_document
+from epbench.generator import formulas
+from epbench.generator.render import flatten, render
 
 _CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
                 "maxLength", "pattern", "format", "minItems", "maxItems", "maxProperties",

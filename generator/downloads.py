@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from generator import download_formats
+from epbench.generator import download_formats
 
 FORMAT = 1
 DATED = ("runs", "points", "agentic", "history")
@@ -78,7 +78,7 @@ def _write_parts(frame: pd.DataFrame, positions: dict[str, np.ndarray], todo: li
                  folder: Path) -> list[Path]:
     """Write the parts in `todo` (each the rows at its `positions`, in the frame's order),
     converting only those rows, once, in blocks of whole parts of about `BLOCK` rows
-    (`generator.download_formats.rows`)."""
+    (`epbench.generator.download_formats.rows`)."""
     if not todo:
         return []
     folder.mkdir(parents=True, exist_ok=True)

@@ -18,10 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from generator import buyer, docs_gen
-from generator.boards import BOARDS, board_config
-from generator.plain_json import records
-from generator.render import render
+from epbench.generator import buyer, docs_gen
+from epbench.generator.boards import BOARDS, board_config
+from epbench.generator.plain_json import records
+from epbench.generator.render import render
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ROOT = "../../"

@@ -1,7 +1,8 @@
 """The formulas the methodology page shows, read from the code that computes them.
 
-Each entry is a module or function whose docstring states its formula (epcore.metrics, the
-price-card arithmetic in epcore.pricing, the normalizations in generator.cost). The page
+Each entry is a module or function whose docstring states its formula (epbench.core.metrics, the
+price-card arithmetic in epbench.core.pricing, the normalizations in epbench.generator.cost). The
+page
 prints the docstrings as they are on every build, so it cannot describe other maths than the
 code runs; tests/test_formulas_doc.py fails when an entry loses its formula.
 """
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from epcore import pricing
-from epcore.metrics import latency, pareto, passk, percentiles, quality, throughput, wilson
-from generator import cost
+from epbench.core import pricing
+from epbench.core.metrics import latency, pareto, passk, percentiles, quality, throughput, wilson
+from epbench.generator import cost
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from generator.history_views import daily_history
+from epbench.generator.history_views import daily_history
 
 KEY = ["endpoint_id", "workload_id", "client_region"]
 # What the runs table adds to a point or agentic row: provenance for the badges.

@@ -7,7 +7,7 @@ build cache; the shell page it is rendered into is compared as a whole (a change
 or policy re-renders every page). The manifest lives in the build cache folder, one per
 output folder, as plain JSON; a page counts only if its file is still in the output folder.
 Whole days are settled first: when a day's digest (its runs, their files' hashes and the
-columns computed across files: `generator.downloads.day_digests`) is the one its pages were
+columns computed across files: `epbench.generator.downloads.day_digests`) is the one its pages were
 built from, its pages stand without their rows being converted or hashed.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from generator.run_pages import RUN_ID, Shell
+from epbench.generator.run_pages import RUN_ID, Shell
 
 FORMAT = 2
 
@@ -81,7 +81,7 @@ class PageManifest:
     pages: dict[str, str] = field(default_factory=dict)
     days: dict[str, str] = field(default_factory=dict)
     """Run date -> digest of what every result of that day is made from
-    (`generator.downloads.day_digests`)."""
+    (`epbench.generator.downloads.day_digests`)."""
 
     @classmethod
     def load(cls, cache_dir: Path | None, out_dir: Path) -> PageManifest:

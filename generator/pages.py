@@ -9,15 +9,15 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from epcore.paths import data_dir, schemas_dir
-from generator import buyer, docs_gen
-from generator.boards import BOARDS, board_config
-from generator.downloads import parts as download_parts
-from generator.entity_pages import SLUG, write_entity_pages
-from generator.latest import latest_views
-from generator.plain_json import records
-from generator.render import render
-from generator.run_pages import SHELL_DIR, shell_page
+from epbench.core.paths import data_dir, schemas_dir
+from epbench.generator import buyer, docs_gen
+from epbench.generator.boards import BOARDS, board_config
+from epbench.generator.downloads import parts as download_parts
+from epbench.generator.entity_pages import SLUG, write_entity_pages
+from epbench.generator.latest import latest_views
+from epbench.generator.plain_json import records
+from epbench.generator.render import render
+from epbench.generator.run_pages import SHELL_DIR, shell_page
 
 GUIDES = [
     ("How to submit", "guides/submit.md"),

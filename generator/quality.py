@@ -5,7 +5,7 @@ reference result on that workload is chosen: the latest result from an endpoint 
 marks `model.reference: true` (the model vendor's own endpoint), else the result with the best
 success rate for the same model (name and version) and workload (ties: more trials, then the
 earlier run id). Every other result is tested against it with
-`epcore.metrics.quality.quality_gate` (one-sided, p < 0.01, 97% of the reference). An
+`epbench.core.metrics.quality.quality_gate` (one-sided, p < 0.01, 97% of the reference). An
 endpoint with any result below the reference is not rankable: all its rows in `runs` get
 `rankable: false` and the reason "tool-call quality below the reference", and a `quality`
 text (the worst such comparison, both rates with their 95% intervals) for the boards.
@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from epcore.metrics.quality import REASON, QualityGate, quality_gate, successes_of
+from epbench.core.metrics.quality import REASON, QualityGate, quality_gate, successes_of
 
 AGENTIC_QUALITY_COLUMNS = [
     "quality", "quality_reference_run", "quality_reference_rate", "quality_reference_low",

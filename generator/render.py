@@ -1,7 +1,7 @@
 """Jinja rendering for the site: one environment, autoescape on for every template.
 
 Every value that reaches a page goes through this module (or, for a result page's repeated
-rows, generator.result_html, which escapes the same way). Templates are HTML fragments or
+rows, epbench.generator.result_html, which escapes the same way). Templates are HTML fragments or
 Markdown pages whose data-bearing parts are raw HTML blocks, so untrusted text is HTML-escaped
 and never interpreted as Markdown (a `[x](javascript:...)` in a workload description stays
 text). Structured data for the page's JavaScript goes through `json_script`, which makes JSON
@@ -18,11 +18,11 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from epcore.paths import site_sources_dir
-from generator import cost
-from generator.checks import CHECKS
-from generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
-from generator.result_html import (
+from epbench.core.paths import site_sources_dir
+from epbench.generator import cost
+from epbench.generator.checks import CHECKS
+from epbench.generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
+from epbench.generator.result_html import (
     head_row,
     kv_rows,
     pareto_line,
@@ -31,7 +31,7 @@ from generator.result_html import (
     retry_rows,
     task_rows,
 )
-from generator.tables import price_known
+from epbench.generator.tables import price_known
 
 # Characters that could end the script element or start markup inside it; also the two line
 # separators JavaScript once treated as newlines.
@@ -249,7 +249,7 @@ def frontier_by_run(points: Any, run_ids: Any = None) -> dict[str, list[str]]:
     """Run id -> ids of its points on the frontier, from the `points` table's `on_pareto`
     (only of `run_ids` when given).
 
-    The run page marks these, so it shows the board's frontier: epcore's, over the points
+    The run page marks these, so it shows the board's frontier: epbench.core's, over the points
     the validator kept (not the file's own `pareto` list, which may name rejected points).
     """
     out: dict[str, list[str]] = {}
@@ -274,7 +274,8 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
     """Everything the result page shows, from the result document and its `runs` row.
 
     `row["frontier"]` lists the run's frontier point ids (frontier_by_run). The `*_html`
-    entries are the repeated rows as escaped HTML (generator.result_html) of the lists beside
+    entries are the repeated rows as escaped HTML (epbench.generator.result_html) of the lists
+    beside
     them, which stay for tests and other readers."""
     endpoint = doc.get("endpoint") or {}
     frontier = {str(p) for p in row.get("frontier") or ()}
@@ -298,7 +299,8 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "resumes": doc.get("resumes") or [],
         "journal": row.get("journal_path"),
         "evidence": doc.get("evidence"),
-        "first_answer": None,  # the server's side of the first request (generator.run_pages)
+        # the server's side of the first request (epbench.generator.run_pages)
+        "first_answer": None,
         "imported": (doc.get("source") or {}).get("format", "epbench") != "epbench",
         "command": run_command(doc),
         "flags": [(str(f), flag_note(str(f))) for f in flags]

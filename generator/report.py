@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from epcore.findings import BLOCKING, SEVERITIES, Finding
+from epbench.core.findings import BLOCKING, SEVERITIES, Finding
 
 Status = Literal["passed", "flagged", "rejected"]
 MARKER = "<!-- epbench-validation-report -->"

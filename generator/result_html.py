@@ -5,7 +5,8 @@ A page has about 250 cells; through Jinja each cost a test, a filter call and an
 100,000 results the site renders 100,000 pages. Here a row is one f-string. Escaping stays
 mandatory, the result being untrusted data: every text cell goes through `markupsafe.escape`
 (remembered per distinct text, since the same names and labels recur on every page); numbers
-are written by `generator.number_format` from Python ints and floats, so their text is digits,
+are written by `epbench.generator.number_format` from Python ints and floats, so their text is
+digits,
 separators, signs and an em dash only and needs none. The template gets `Markup` and writes it
 as it is.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from generator.number_format import fmt_number, fmt_usd, fmt_value
+from epbench.generator.number_format import fmt_number, fmt_usd, fmt_value
 
 _LIMIT = 50_000
 """Distinct texts remembered before a memory starts again (ids and times are unique per

@@ -26,10 +26,10 @@ from typing import Any, Protocol
 import orjson
 from markupsafe import escape
 
-from epcore.evidence import SUFFIX
-from epcore.server_evidence import first_answer
-from generator.html_space import collapse_space
-from generator.render import environment, result_context
+from epbench.core.evidence import SUFFIX
+from epbench.core.server_evidence import first_answer
+from epbench.generator.html_space import collapse_space
+from epbench.generator.render import environment, result_context
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Shell:
 
 def take_shell(out_dir: Path) -> Shell:
     """The built shell page split at its marker, its indentation and blank lines collapsed
-    (generator.html_space); the page itself is removed."""
+    (epbench.generator.html_space); the page itself is removed."""
     page = out_dir / SHELL_DIR / "index.html"
     text = page.read_text(encoding="utf-8")
     marker = f"<p>{SHELL_CONTENT}</p>"
@@ -80,7 +80,7 @@ def _drop_from_sitemap(out_dir: Path) -> None:
 
 
 class PageRows(Protocol):
-    """The rows to render, made a slice at a time (generator.page_rows)."""
+    """The rows to render, made a slice at a time (epbench.generator.page_rows)."""
 
     def __len__(self) -> int: ...
 
@@ -186,7 +186,7 @@ def _render_bodies(rows: list[dict[str, Any]], results_dir: Path) -> list[_Body]
 
 
 def _document(raw: bytes) -> Any:
-    """A result that passed the safe loader and the schema in generator.tables moments ago:
+    """A result that passed the safe loader and the schema in epbench.generator.tables moments ago:
     parsed with orjson (a third of json's time), or json for what orjson refuses (integers
     past 64 bits, lone surrogates), so the values are json.loads' either way."""
     try:

@@ -2,15 +2,16 @@
 
 The flow, in order:
 
-1. tables (`generator.tables`) from every valid result, written to `data/` as JSON and CSV in
-   daily parts with an index (`generator.downloads`), only the parts that changed;
-2. Markdown pages (`generator.pages`) rendered with Jinja (autoescaped) into a temporary
+1. tables (`epbench.generator.tables`) from every valid result, written to `data/` as JSON and CSV
+in
+   daily parts with an index (`epbench.generator.downloads`), only the parts that changed;
+2. Markdown pages (`epbench.generator.pages`) rendered with Jinja (autoescaped) into a temporary
    mkdocs docs folder, and one *shell* page;
 3. `mkdocs build --strict` with mkdocs-material;
 4. the Content-Security-Policy of every built page gets the hashes of its inline scripts
-   (`generator.csp`);
-5. one page per result (`generator.run_pages`), rendered into the shell page;
-6. the compact per-view data the pages fetch (`generator.boards.VIEW_COLUMNS`).
+   (`epbench.generator.csp`);
+5. one page per result (`epbench.generator.run_pages`), rendered into the shell page;
+6. the compact per-view data the pages fetch (`epbench.generator.boards.VIEW_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -27,23 +28,23 @@ from typing import Any
 
 import yaml
 
-from epcore.errors import InputError
-from epcore.paths import site_sources_dir
-from generator.boards import VIEW_COLUMNS
-from generator.build_cache import context_digest
-from generator.cache_writer import wait_saved
-from generator.collector import collector_paused
-from generator.csp import CSP, secure_pages
-from generator.downloads import day_digests, part_keys
-from generator.history_views import series_views
-from generator.latest import board_views
-from generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
-from generator.page_rows import FrameRows, RowList, page_columns
-from generator.pages import write_pages
-from generator.plain_json import records, view_table
-from generator.render import frontier_by_run
-from generator.run_pages import SHELL_DIR, ResultPages, take_shell
-from generator.vendor import vendor_vega
+from epbench.core.errors import InputError
+from epbench.core.paths import site_sources_dir
+from epbench.generator.boards import VIEW_COLUMNS
+from epbench.generator.build_cache import context_digest
+from epbench.generator.cache_writer import wait_saved
+from epbench.generator.collector import collector_paused
+from epbench.generator.csp import CSP, secure_pages
+from epbench.generator.downloads import day_digests, part_keys
+from epbench.generator.history_views import series_views
+from epbench.generator.latest import board_views
+from epbench.generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
+from epbench.generator.page_rows import FrameRows, RowList, page_columns
+from epbench.generator.pages import write_pages
+from epbench.generator.plain_json import records, view_table
+from epbench.generator.render import frontier_by_run
+from epbench.generator.run_pages import SHELL_DIR, ResultPages, take_shell
+from epbench.generator.vendor import vendor_vega
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +52,14 @@ log = logging.getLogger(__name__)
 def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
                incremental: bool = True) -> Path:
     """Build the whole site into `out_dir` and return it (the folder holding index.html).
-    Incremental by default: the build cache (generator.build_cache, outside the project) keeps
+    Incremental by default: the build cache (epbench.generator.build_cache, outside the project)
+    keeps
     what unchanged results gave, and result pages whose inputs did not change are not rendered
     again; `incremental=False` (`epbench build --no-cache`) reads and writes no cache."""
-    from generator.build_cache import default_folder
-    from generator.cached_checks import cached_tables
-    from generator.downloads import write_tables
-    from generator.tables import build_tables
+    from epbench.generator.build_cache import default_folder
+    from epbench.generator.cached_checks import cached_tables
+    from epbench.generator.downloads import write_tables
+    from epbench.generator.tables import build_tables
 
     cache_dir = default_folder(project, results_dir) if incremental else None
     with _timed("tables (validation and rows)"):
@@ -75,7 +77,7 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     folder beside `out_dir`; its pages then replace everything in `out_dir` but the result
     pages (`runs/`), raw results (`results/`) and downloads (`data/`), which are written only
     where they changed (all of them without `cache_dir`). `write` is
-    `generator.downloads.write_tables` (None: no downloads, for tests)."""
+    `epbench.generator.downloads.write_tables` (None: no downloads, for tests)."""
     with collector_paused():
         site = _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
                                        cache_dir)

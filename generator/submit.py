@@ -2,7 +2,7 @@
 
 It reads runs/<id>/result.json, fills the submitter block, writes the result to
 results/<submitter>/<endpoint-id>/<YYYY-MM-DD>-<workload-id>-<run8>.json and its journal,
-gzipped, beside it (`<same stem>.events.jsonl.gz`, epcore.evidence), then validates both with
+gzipped, beside it (`<same stem>.events.jsonl.gz`, epbench.core.evidence), then validates both with
 the same checks CI runs (every figure is recomputed from the journal). The contributor's
 remaining step is `git add` of both files and a pull request.
 """
@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from epcore import evidence
-from epcore.documents import DocumentError, load_document
-from epcore.errors import InputError
-from epcore.schema import check_schema, kind_of
-from generator.checks.layout import expected_relpath
-from generator.report import FileStatus, Report, status_for
-from generator.validate import validate_paths
+from epbench.core import evidence
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.errors import InputError
+from epbench.core.schema import check_schema, kind_of
+from epbench.generator.checks.layout import expected_relpath
+from epbench.generator.report import FileStatus, Report, status_for
+from epbench.generator.validate import validate_paths
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 RELATIONSHIPS = ("provider", "customer", "independent")

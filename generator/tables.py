@@ -1,10 +1,10 @@
 """Aggregation: every valid result into tidy pandas tables, written as JSON and CSV.
 
-The tables are the site's data and the public download (generator.downloads writes them);
+The tables are the site's data and the public download (epbench.generator.downloads writes them);
 docs/tables.md lists every column.
 Rejected files never reach them (the validation report says why); a point rejected by a
 `reject-point` finding is dropped from its result; flagged rows carry their check ids in
-`flags`. Costs come from generator.cost, on the price card pinned in the result ("at run
+`flags`. Costs come from epbench.generator.cost, on the price card pinned in the result ("at run
 time") and on the card in the current endpoints/<id>.yaml ("today").
 """
 
@@ -18,22 +18,22 @@ from typing import Any
 
 import pandas as pd
 
-from epcore import evidence
-from epcore.documents import DocumentError, load_document
-from epcore.metrics.pareto import frontier
-from epcore.paths import data_dir
-from epcore.pricing import card_on
-from epcore.provenance import self_reported
-from epcore.rankable import rankability
-from epcore.schema import check_schema, kind_of
-from generator import cost, quality
-from generator.checks import rejected_points
-from generator.checks.dates import run_date
-from generator.checks.workload_sha import WorkloadIndex
-from generator.confirmation import confirmations
-from generator.disclosure import disclosure
-from generator.report import Report, status_for
-from generator.validate import Checked, Reuse, validate_documents
+from epbench.core import evidence
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.metrics.pareto import frontier
+from epbench.core.paths import data_dir
+from epbench.core.pricing import card_on
+from epbench.core.provenance import self_reported
+from epbench.core.rankable import rankability
+from epbench.core.schema import check_schema, kind_of
+from epbench.generator import cost, quality
+from epbench.generator.checks import rejected_points
+from epbench.generator.checks.dates import run_date
+from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.generator.confirmation import confirmations
+from epbench.generator.disclosure import disclosure
+from epbench.generator.report import Report, status_for
+from epbench.generator.validate import Checked, Reuse, validate_documents
 
 IDENTITY = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware", "region",
             "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable",
@@ -483,15 +483,15 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
 
 
 STORED = "rows in the build cache's frames"
-"""`Checked.derived` of a file whose rows the build cache keeps (generator.row_store)."""
+"""`Checked.derived` of a file whose rows the build cache keeps (epbench.generator.row_store)."""
 
 
 def tables_from_checked(checked: list[Checked], report: Report, results_dir: Path,
                         project: Path) -> Tables:
     """Tables from already-validated files (their documents are kept unless rejected), built
-    the way the build cache builds them (per shard, then together: generator.row_store)."""
-    from generator.build_cache import shard_of
-    from generator.row_store import assemble, shard_frames
+    the way the build cache builds them (per shard, then together: epbench.generator.row_store)."""
+    from epbench.generator.build_cache import shard_of
+    from epbench.generator.row_store import assemble, shard_frames
 
     make = RowMaker(results_dir, project)
     root = os.path.abspath(results_dir)
@@ -534,7 +534,7 @@ def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
 
 def build_tables(results_dir: Path, project: Path, reuse: Reuse | None = None) -> Tables:
     """Validate every file under results_dir and aggregate the ones that were not rejected.
-    With `reuse` (the incremental build, generator.cached_checks.cached_tables), files it
+    With `reuse` (the incremental build, epbench.generator.cached_checks.cached_tables), files it
     knows are not read again."""
     if not results_dir.is_dir():
         return tables_from_checked([], Report(), results_dir, project)

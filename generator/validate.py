@@ -1,6 +1,6 @@
 """`epbench validate`: every file checked safely, then the checks across files.
 
-Per file: load with epcore.documents (size, UTF-8, duplicate keys, NaN, depth) -> kind ->
+Per file: load with epbench.core.documents (size, UTF-8, duplicate keys, NaN, depth) -> kind ->
 schema -> semantic checks (results here, agentic workloads through the `workload_semantics`
 callable the CLI passes in, endpoints here). Then, over every result: run ids are unique across
 the results tree. A file that makes the validator itself fail is rejected with
@@ -21,34 +21,34 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from epcore.digests import sha256_file
-from epcore.documents import (
+from epbench.core.digests import sha256_file
+from epbench.core.documents import (
     DocumentError,
     document_from_bytes,
     load_document,
     read_bytes_limited,
 )
-from epcore.errors import InputError
-from epcore.findings import Finding
-from epcore.paths import project_dir
-from epcore.provenance import Provenance
-from epcore.schema import check_schema, kind_of
-from generator.build_cache import JOURNAL_SUFFIX
-from generator.changes import changed_files
-from generator.checks import WorkloadIndex, check_endpoint, check_result
-from generator.checks.build_state import committed_state
-from generator.checks.data_files import (
+from epbench.core.errors import InputError
+from epbench.core.findings import Finding
+from epbench.core.paths import project_dir
+from epbench.core.provenance import Provenance
+from epbench.core.schema import check_schema, kind_of
+from epbench.generator.build_cache import JOURNAL_SUFFIX
+from epbench.generator.changes import changed_files
+from epbench.generator.checks import WorkloadIndex, check_endpoint, check_result
+from epbench.generator.checks.build_state import committed_state
+from epbench.generator.checks.data_files import (
     NOT_DOCUMENTS,
     classified,
     classify,
     in_data_folder,
     result_of,
 )
-from generator.checks.fast_schema import certainly_valid
-from generator.checks.layout import duplicate_finding, results_root
-from generator.checks.provenance import check_reserved, tier_of
-from generator.checks.secrets import scan
-from generator.report import FileStatus, Report, status_for
+from epbench.generator.checks.fast_schema import certainly_valid
+from epbench.generator.checks.layout import duplicate_finding, results_root
+from epbench.generator.checks.provenance import check_reserved, tier_of
+from epbench.generator.checks.secrets import scan
+from epbench.generator.report import FileStatus, Report, status_for
 
 WorkloadSemantics = Callable[[dict[str, Any], str], list[Finding]]
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})
@@ -75,7 +75,7 @@ class Checked:
     """sha256 of the bytes checked (None when the file was not read) and, when a `post` step
     runs, of the journal beside it: the build cache keeps them, with no second read."""
     provenance: Provenance | None = None
-    """A schema-valid result's tier (generator.checks.provenance), for its table rows."""
+    """A schema-valid result's tier (epbench.generator.checks.provenance), for its table rows."""
 
     def remember(self, document: Any) -> None:
         """Keep the schema-valid document and what the report says about it."""
@@ -130,7 +130,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
 
 def is_project(given: Path) -> bool:
     """A folder given to validate is a project root (narrowed to its data folders, and its
-    committed build state judged: `generator.checks.build_state`)."""
+    committed build state judged: `epbench.generator.checks.build_state`)."""
     return given.is_dir() and not given.is_symlink() and (
         (given / "pyproject.toml").is_file()
         or (given.name != "results" and (given / "results").is_dir()))
@@ -249,7 +249,7 @@ Post = Callable[[Checked], Any]
 
 
 class Reuse(Protocol):
-    """Outcomes kept from an earlier build (generator.cached_checks): `split` returns, for
+    """Outcomes kept from an earlier build (epbench.generator.cached_checks): `split` returns, for
     each file, what it still knows of it (None: check it) and the files to check, in order;
     `check` checks those (with `check_files`, or its own way) and keeps what they gave."""
 
@@ -281,7 +281,8 @@ def _finish(item: Checked, post: Post | None) -> Checked:
 
 def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime,
                  post: Post | None) -> None:
-    # Forked from a build that paused the collector (generator.collector); hostile files make
+    # Forked from a build that paused the collector (epbench.generator.collector); hostile files
+    # make
     # reference cycles (a schema error and its context), which must not pile up here. What the
     # worker inherited is frozen (never scanned again), and the youngest generation is
     # collected every 20,000 new containers, not 700: a result allocates thousands, and the

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.client import EndpointClient
-from runner.prompts import messages
+from epbench.runner.client import EndpointClient
+from epbench.runner.prompts import messages
 
 PROBE_WORDS = (8, 24, 64, 160)
 PROBES_PER_LENGTH = 2

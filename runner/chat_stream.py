@@ -1,13 +1,13 @@
 """An answer folded into a `ChatResponse` as it arrives: times, usage, finish, bytes.
 
-The endpoint's wire API (`runner.apis`) translates each parsed event into neutral
+The endpoint's wire API (`epbench.runner.apis`) translates each parsed event into neutral
 (chat-chunk-shaped) events; the fold reads only those, so every API gets the same bounds.
 
 Only what the metrics need is kept: the first and last content-bearing arrival, the gaps
 between content-bearing events (ITL), usage, the finish reason, the count of content-bearing
 events and of SSE events, the UTF-8 bytes of text, reasoning and tool-call names and arguments
 that arrived (`content_bytes`) and the tool calls seen: what usage is held to
-(epcore.usage_bounds). An agentic run asks to keep the parsed events (`keep_chunks`) to
+(epbench.core.usage_bounds). An agentic run asks to keep the parsed events (`keep_chunks`) to
 assemble its message; those are capped at `max_message_bytes` of payload.
 
 Each SSE payload is parsed on arrival as exactly one JSON value (orjson, with the standard
@@ -36,10 +36,10 @@ from typing import Any
 
 import orjson
 
-from epcore.server_evidence import clean_id
-from runner.apis import OPENAI_CHAT_NAME, Api, Translator
-from runner.apis.base import OutOfOrder
-from runner.response import ChatResponse
+from epbench.core.server_evidence import clean_id
+from epbench.runner.apis import OPENAI_CHAT_NAME, Api, Translator
+from epbench.runner.apis.base import OutOfOrder
+from epbench.runner.response import ChatResponse
 
 DONE = "[DONE]"
 _orjson_loads = orjson.loads

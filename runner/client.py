@@ -15,7 +15,7 @@ stamps its own events with):
 - `t_done_ns`   when the response is finished (after `[DONE]`, or the error).
 
 The clock is read once per network read, before any decoding, so parsing cost never shifts a
-timestamp. Failed requests get exactly one class from `epcore.metrics.errors`.
+timestamp. Failed requests get exactly one class from `epbench.core.metrics.errors`.
 
 Every request is held to its `Bounds` (runner/bounds.py): `timeout_s` is a deadline for the
 whole request, the idle timeout bounds silence between reads, and caps bound the header bytes
@@ -28,7 +28,7 @@ keeps only times, counts and (when asked) the capped events, never the stream it
 What the server says about itself is kept for the journal: the answer's own id and the
 allow-listed response headers (epcore/server_evidence.py; never a cookie or a credential).
 
-The endpoint's wire API (`runner.apis`) builds the request body and translates each parsed
+The endpoint's wire API (`epbench.runner.apis`) builds the request body and translates each parsed
 event into neutral (chat-chunk-shaped) events (runner/chat_stream.py); the bounds sit below
 it, the same for every API.
 """
@@ -43,17 +43,22 @@ from typing import Any
 
 import httpx
 
-from epcore.metrics.errors import class_for_status
-from epcore.server_evidence import clean_id, server_headers
-from epcore.usage_bounds import CLASS as USAGE_IMPLAUSIBLE
-from epcore.usage_bounds import Streamed, implausible
-from runner.apis import Api, get_api
-from runner.bounds import Bounds, ByteBudget, ProtocolViolation, Share, TooLarge
-from runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
-from runner.endpoint import with_extra_body
-from runner.response import ChatResponse
-from runner.sse import EventTooLarge, SSEDecoder
-from runner.transport import BODY_EXTENSION, HEADER_CAP_EXTENSION, WRITE_EXTENSION, LeanTransport
+from epbench.core.metrics.errors import class_for_status
+from epbench.core.server_evidence import clean_id, server_headers
+from epbench.core.usage_bounds import CLASS as USAGE_IMPLAUSIBLE
+from epbench.core.usage_bounds import Streamed, implausible
+from epbench.runner.apis import Api, get_api
+from epbench.runner.bounds import Bounds, ByteBudget, ProtocolViolation, Share, TooLarge
+from epbench.runner.chat_stream import ChatStreamFold, StreamFailed, fold_message
+from epbench.runner.endpoint import with_extra_body
+from epbench.runner.response import ChatResponse
+from epbench.runner.sse import EventTooLarge, SSEDecoder
+from epbench.runner.transport import (
+    BODY_EXTENSION,
+    HEADER_CAP_EXTENSION,
+    WRITE_EXTENSION,
+    LeanTransport,
+)
 
 _clock = time.perf_counter_ns
 _MAX_ERROR_BODY = 2048

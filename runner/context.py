@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.bounds import Bounds
-from runner.client import EndpointClient
-from runner.endpoint import Endpoint
-from runner.journal import Journal
-from runner.workload import LoadedWorkload
+from epbench.runner.bounds import Bounds
+from epbench.runner.client import EndpointClient
+from epbench.runner.endpoint import Endpoint
+from epbench.runner.journal import Journal
+from epbench.runner.workload import LoadedWorkload
 
 
 @dataclass

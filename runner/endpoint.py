@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import load_document
-from epcore.errors import InputError, RunError
-from epcore.findings import problems_text
-from epcore.pricing import card_on
-from epcore.schema import check_schema
+from epbench.core.documents import load_document
+from epbench.core.errors import InputError, RunError
+from epbench.core.findings import problems_text
+from epbench.core.pricing import card_on
+from epbench.core.schema import check_schema
 
 _REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]{0,99})\}$")
 

@@ -21,13 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from epcore.errors import InputError, RunError
-from runner.agentic.capability import CapabilityRefused
-from runner.client import EndpointClient
-from runner.endpoint import Endpoint, load_endpoint
-from runner.loop import run_async
-from runner.preflight import PREFLIGHT_TIMEOUT_S, preflight
-from runner.run_folder import (
+from epbench.core.errors import InputError, RunError
+from epbench.runner.agentic.capability import CapabilityRefused
+from epbench.runner.client import EndpointClient
+from epbench.runner.endpoint import Endpoint, load_endpoint
+from epbench.runner.loop import run_async
+from epbench.runner.preflight import PREFLIGHT_TIMEOUT_S, preflight
+from epbench.runner.run_folder import (
     JOURNAL_FILE,
     PLAN_FILE,
     RESULT_FILE,
@@ -35,8 +35,8 @@ from runner.run_folder import (
     say,
     write_json_atomic,
 )
-from runner.serving_run import run_serving, write_result
-from runner.workload import LoadedWorkload, load_workload_file
+from epbench.runner.serving_run import run_serving, write_result
+from epbench.runner.workload import LoadedWorkload, load_workload_file
 
 __all__ = ["JOURNAL_FILE", "PLAN_FILE", "RESULT_FILE", "run_async", "run_command",
            "write_json_atomic", "write_result"]
@@ -85,7 +85,7 @@ def run_command(
                                 progress, rtt_ms=rtt_ms)
                 )
                 continue
-            from runner.agentic.run import run_agentic_workload
+            from epbench.runner.agentic.run import run_agentic_workload
 
             try:
                 results.append(
@@ -144,7 +144,7 @@ def _endpoint_url(ep: Endpoint, workload_files: list[Path] | None) -> Iterator[s
     if ep.emulator is None:
         yield ep.base_url
         return
-    from runner.emulator.process import start_emulator
+    from epbench.runner.emulator.process import start_emulator
 
     emulator = start_emulator(ep.doc, workload_files)
     try:

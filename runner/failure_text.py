@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from epcore.credentials import redact
-from runner.journal import Journal
+from epbench.core.credentials import redact
+from epbench.runner.journal import Journal
 
 MAX_TEXT = 160
 _CONTEXT_WORDS = ("maximum context length", "exceeds the available context size",

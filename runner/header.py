@@ -17,11 +17,11 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from epcore import HARNESS_NAME, __version__
-from epcore.git import GitError, run_git
-from epcore.paths import checkout_root
-from runner.run_folder import utc_now
-from runner.workload import LoadedWorkload
+from epbench.core import HARNESS_NAME, __version__
+from epbench.core.git import GitError, run_git
+from epbench.core.paths import checkout_root
+from epbench.runner.run_folder import utc_now
+from epbench.runner.workload import LoadedWorkload
 
 
 def result_header(
@@ -111,7 +111,7 @@ def connect_round_trips(base_url: str, samples: int = 5, timeout_s: float = 2.0)
     """`samples` TCP connect times (ms) to the endpoint's host and port; [] when one fails.
 
     A connect is one round trip on the requests' network path with no server work in it: the
-    floor under every latency (epcore.round_trips)."""
+    floor under every latency (epbench.core.round_trips)."""
     parts = urlsplit(base_url)
     host = parts.hostname
     if not host:

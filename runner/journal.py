@@ -6,13 +6,13 @@ interleaves two lines. A kill can still tear the line being written: `read` drop
 line, and opening a journal to append cuts such a tail first so the next line starts clean.
 
 Besides request (and agentic trial) lines, a journal holds one `{"type": "run", "spec": ...}`
-line first (what epcore.summary needs to recompute the result from the journal alone) and one
+line first (what epbench.core.summary needs to recompute the result from the journal alone) and one
 `{"type": "session"}` line each time a process starts sending (the first run, every resume).
 
 An endpoint may echo the key it was sent ("Incorrect API key provided: sk-..."), and the
 journal is uploaded and published. So the run's secrets (its key and header values) are
 removed from every line, and each `error` text also loses anything credential-shaped
-(`epcore.credentials.redact`), before the line is written.
+(`epbench.core.credentials.redact`), before the line is written.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epcore.credentials import REDACTED, redact
-from epcore.errors import RunError
-from epcore.journal_lines import REQUEST_FIELDS, TRIAL_FIELDS, complete_records
+from epbench.core.credentials import REDACTED, redact
+from epbench.core.errors import RunError
+from epbench.core.journal_lines import REQUEST_FIELDS, TRIAL_FIELDS, complete_records
 
 MIN_SECRET_CHARS = 8
 __all__ = ["REQUEST_FIELDS", "TRIAL_FIELDS", "Journal", "complete_records"]
@@ -53,7 +53,7 @@ class Journal:
 
     def start_session(self, rtt_ms: list[float] | None = None) -> None:
         """Mark that a process starts sending: its monotonic and wall-clock instants, and the
-        round trips its preflight measured (epcore.round_trips)."""
+        round trips its preflight measured (epbench.core.round_trips)."""
         line: dict[str, Any] = {
             "type": "session",
             "t_ns": time.perf_counter_ns(),

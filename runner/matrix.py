@@ -5,7 +5,7 @@ One matrix job per (endpoint, workload, runner, shard) for every endpoint file u
 (one runner label per client region, so runners in several regions measure cross-region
 latency) × `shards` slices of each run (`epbench run --shard I/N`, joined by `epbench merge`).
 
-Only what the maintainers' allow-list binds is scheduled (`epcore.secret_binding`): each
+Only what the maintainers' allow-list binds is scheduled (`epbench.core.secret_binding`): each
 scheduled endpoint's secret and base URL host, and every runner label. Anything else stops the
 whole matrix with one line, so a pull request that edits an endpoint file cannot steer a
 secret to another host or a job to another machine.
@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import load_document
-from epcore.errors import InputError
-from epcore.findings import problems_text
-from epcore.paths import workload_ids
-from epcore.schema import check_schema
-from epcore.secret_binding import (
+from epbench.core.documents import load_document
+from epbench.core.errors import InputError
+from epbench.core.findings import problems_text
+from epbench.core.paths import workload_ids
+from epbench.core.schema import check_schema
+from epbench.core.secret_binding import (
     ALLOWLIST,
     Allowlist,
     binding_problems,

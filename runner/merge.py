@@ -3,7 +3,7 @@
 Every shard of one run was planned from the same workload file, so their plan.json files
 hold the same points (each shard ran the ones whose index % N == I-1). The merge copies the
 shard journals into one events.jsonl under `out` and summarizes them with the same code as an
-unsharded run (`epcore.summary.summarize_run` over every point), so the merged numbers are
+unsharded run (`epbench.core.summary.summarize_run` over every point), so the merged numbers are
 exactly those an unsharded run of the same records would give.
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from epcore.errors import InputError
-from runner.journal import Journal
-from runner.plan import Plan
-from runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
-from runner.serving_run import write_result
+from epbench.core.errors import InputError
+from epbench.runner.journal import Journal
+from epbench.runner.plan import Plan
+from epbench.runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
+from epbench.runner.serving_run import write_result
 
 
 def merge_runs(run_dirs: list[Path], out: Path) -> Path:

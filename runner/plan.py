@@ -1,6 +1,6 @@
 """Load patterns as a plan: every request a run will send, decided before the first is sent.
 
-The points are drawn by `epcore.workload_plan` (which `epbench validate` also rebuilds to
+The points are drawn by `epbench.core.workload_plan` (which `epbench validate` also rebuilds to
 compare with a journal); this module gives each request its own record for the run:
 
     concurrency  one point per level `c`: warm-up requests then max(`requests_per_point`, c)
@@ -15,7 +15,7 @@ compare with a journal); this module gives each request its own record for the r
 
 The plan is written to runs/<run-id>/plan.json. It holds each request's id, point, sequence
 number, warm-up flag, prompt length and planned arrival offset; the prompt text is rebuilt
-from (seed, request id, length) by `runner.prompts`, so `--resume` sends the same bytes.
+from (seed, request id, length) by `epbench.runner.prompts`, so `--resume` sends the same bytes.
 Sharding ("I/N") keeps the points whose index % N == I-1.
 """
 
@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from epcore.errors import InputError
-from epcore.runspec import PointSpec, RunSpec
-from epcore.workload_plan import BURST_PHASES, PlannedPoint, plan_points, rate_id
-from runner.workload import ServingWorkload
+from epbench.core.errors import InputError
+from epbench.core.runspec import PointSpec, RunSpec
+from epbench.core.workload_plan import BURST_PHASES, PlannedPoint, plan_points, rate_id
+from epbench.runner.workload import ServingWorkload
 
 PLAN_VERSION = 1
 __all__ = ["BURST_PHASES", "Plan", "PlannedRequest", "PointPlan", "build_plan", "parse_shard",
@@ -82,7 +82,7 @@ class Plan:
         return asdict(self)
 
     def spec(self, slo: dict[str, float] | None = None) -> RunSpec:
-        """What the summarizer needs of this plan's selected points (epcore.runspec)."""
+        """What the summarizer needs of this plan's selected points (epbench.core.runspec)."""
         points = self.selected()
         offsets: dict[str, float] = {}
         if self.pattern == "burst":

@@ -9,16 +9,16 @@ stops in seconds with one clear line instead of filling a journal with failures.
    base_url without /v1), naming the path. Other failures (429, 5xx) do not: measuring them is
    what the run is for.
 3. Five TCP connects to the endpoint's host and port: the round trips the run journals on its
-   session line (epcore.round_trips), the floor `epbench validate` holds latencies against.
+   session line (epbench.core.round_trips), the floor `epbench validate` holds latencies against.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from epcore.errors import RunError
-from runner.client import EndpointClient
-from runner.header import connect_round_trips
+from epbench.core.errors import RunError
+from epbench.runner.client import EndpointClient
+from epbench.runner.header import connect_round_trips
 
 PREFLIGHT_TIMEOUT_S = 4.0
 _UNREACHABLE = {"connection", "timeout", "deadline"}

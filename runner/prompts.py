@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from epcore.workload_plan import draw_length
+from epbench.core.workload_plan import draw_length
 
 __all__ = ["WORDS", "draw_length", "messages", "prompt_text"]
 

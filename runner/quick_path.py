@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from epcore.errors import InputError
+from epbench.core.errors import InputError
 
 ENDPOINT_FILE = "endpoint.yaml"
 WORKLOAD_FILE = "workload.yaml"

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from epcore.metrics.passk import pass_hat_k_task
-from runner.failure_text import first_errors
-from runner.journal import Journal
-from runner.run_folder import JOURNAL_FILE
+from epbench.core.metrics.passk import pass_hat_k_task
+from epbench.runner.failure_text import first_errors
+from epbench.runner.journal import Journal
+from epbench.runner.run_folder import JOURNAL_FILE
 
 
 def report(result: dict[str, Any], path: str) -> dict[str, Any]:

@@ -42,7 +42,7 @@ class ChatResponse:
     # What the server said about the answer (epcore/server_evidence.py), for the journal.
     response_id: str | None = None
     server_headers: dict[str, str] = field(default_factory=dict)
-    # What usage is held to (epcore.usage_bounds): UTF-8 bytes of the text, reasoning and
+    # What usage is held to (epbench.core.usage_bounds): UTF-8 bytes of the text, reasoning and
     # tool-call names and arguments received, the tool calls seen, the SSE events read.
     content_bytes: int = 0
     tool_calls: int = 0

@@ -19,7 +19,7 @@ Waits: Retry-After when the server sent one and the policy honours it, capped at
 MAX_RETRY_AFTER_S (120 s: a server may ask for more than our own backoff would wait, but a
 hostile value must not stall a run for hours); else `backoff_s * 2**(attempt-1)`, capped at
 `backoff_max_s`. Serving retries are off unless a workload turns them on; agentic ones are on
-by default (`runner.agentic.model.AGENTIC_RETRY`).
+by default (`epbench.runner.agentic.model.AGENTIC_RETRY`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from epcore.metrics.errors import TRANSPORT_CLASSES
+from epbench.core.metrics.errors import TRANSPORT_CLASSES
 
 MAX_RETRY_AFTER_S = 120.0
 SERVING_RETRYABLE: frozenset[str] = TRANSPORT_CLASSES

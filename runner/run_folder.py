@@ -2,8 +2,8 @@
 
     runs/<run-id>/plan.json     what the run will send, where its inputs came from, and the
                                 result's header (`meta`)
-    runs/<run-id>/events.jsonl  one line per finished request (runner.journal)
-    runs/<run-id>/calibration.json  the endpoint's words-to-tokens fit (runner.calibrate)
+    runs/<run-id>/events.jsonl  one line per finished request (epbench.runner.journal)
+    runs/<run-id>/calibration.json  the endpoint's words-to-tokens fit (epbench.runner.calibrate)
     runs/<run-id>/result.json   written at the end, atomically (temporary file + os.replace)
 
 `read_plan_doc` is the one reader of plan.json (the runner, `--resume` and `epbench merge`).
@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epcore.errors import RunError
-from epcore.paths import project_dir
-from runner.journal import Journal, complete_records
+from epbench.core.errors import RunError
+from epbench.core.paths import project_dir
+from epbench.runner.journal import Journal, complete_records
 
 PLAN_FILE = "plan.json"
 JOURNAL_FILE = "events.jsonl"

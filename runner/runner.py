@@ -19,14 +19,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from runner.calibrate import Calibration
-from runner.client import ChatResponse
-from runner.context import RunContext
-from runner.plan import Plan, PlannedRequest, PointPlan
-from runner.progress import PointProgress
-from runner.prompts import messages
-from runner.retry import SERVING_RETRYABLE, RetryPolicy, send_with_retries
-from runner.workload import ServingWorkload
+from epbench.runner.calibrate import Calibration
+from epbench.runner.client import ChatResponse
+from epbench.runner.context import RunContext
+from epbench.runner.plan import Plan, PlannedRequest, PointPlan
+from epbench.runner.progress import PointProgress
+from epbench.runner.prompts import messages
+from epbench.runner.retry import SERVING_RETRYABLE, RetryPolicy, send_with_retries
+from epbench.runner.workload import ServingWorkload
 
 _clock = time.perf_counter_ns
 _OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop can set up
@@ -102,7 +102,7 @@ def make_record(
         "response_id": res.response_id,
         "server_headers": res.server_headers,
         # --- end of the server's side ---
-        # streamed evidence (epcore.journal_lines.STREAMED_FIELDS; epcore.usage_bounds)
+        # streamed evidence (epbench.core.journal_lines.STREAMED_FIELDS; epbench.core.usage_bounds)
         "content_bytes": res.content_bytes,
         "tool_calls": res.tool_calls,
         "sse_events": res.sse_events,

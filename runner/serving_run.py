@@ -7,18 +7,18 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from epcore import evidence
-from epcore.runspec import RunSpec
-from epcore.summary import summarize_run
-from runner import calibrate
-from runner.bounds import Bounds
-from runner.context import bounds_for, open_context
-from runner.endpoint import Endpoint
-from runner.header import result_document, result_header
-from runner.journal import Journal
-from runner.loop import run_async
-from runner.plan import Plan, build_plan
-from runner.run_folder import (
+from epbench.core import evidence
+from epbench.core.runspec import RunSpec
+from epbench.core.summary import summarize_run
+from epbench.runner import calibrate
+from epbench.runner.bounds import Bounds
+from epbench.runner.context import bounds_for, open_context
+from epbench.runner.endpoint import Endpoint
+from epbench.runner.header import result_document, result_header
+from epbench.runner.journal import Journal
+from epbench.runner.loop import run_async
+from epbench.runner.plan import Plan, build_plan
+from epbench.runner.run_folder import (
     CALIBRATION_FILE,
     JOURNAL_FILE,
     PLAN_FILE,
@@ -30,8 +30,8 @@ from runner.run_folder import (
     say,
     write_json_atomic,
 )
-from runner.runner import ServingRunner
-from runner.workload import LoadedWorkload, ServingWorkload, serving_workload
+from epbench.runner.runner import ServingRunner
+from epbench.runner.workload import LoadedWorkload, ServingWorkload, serving_workload
 
 OPEN_LOOP_CONNECTIONS = 1024
 

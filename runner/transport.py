@@ -37,7 +37,7 @@ from typing import Any
 import httptools
 import httpx
 
-from runner.bounds import ProtocolViolation, TooLarge
+from epbench.runner.bounds import ProtocolViolation, TooLarge
 
 _clock = time.perf_counter_ns
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import parse_document, read_bytes_limited
-from epcore.errors import InputError
-from epcore.findings import problems_text
-from epcore.schema import check_schema
+from epbench.core.documents import parse_document, read_bytes_limited
+from epbench.core.errors import InputError
+from epbench.core.findings import problems_text
+from epbench.core.schema import check_schema
 
 DEFAULT_TIMEOUT_S = 120.0
 KINDS = ("serving-workload", "agentic-workload")

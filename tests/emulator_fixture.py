@@ -6,7 +6,7 @@
         httpx.post(emu.base_url + "/chat/completions", json=...)
 
 `overrides` is deep-merged into the file's `emulator:` block; the emulator runs in a child
-process (runner.emulator.start_emulator) and is stopped when the block ends.
+process (epbench.runner.emulator.start_emulator) and is stopped when the block ends.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import load_document
-from epcore.paths import shipped_endpoints_dir
-from runner.emulator import EmulatorProcess, start_emulator
+from epbench.core.documents import load_document
+from epbench.core.paths import shipped_endpoints_dir
+from epbench.runner.emulator import EmulatorProcess, start_emulator
 
 
 def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from sigstore.models import TrustedRoot
 
-from generator.checks.attestation import AttestationPolicy, load_policy
+from epbench.generator.checks.attestation import AttestationPolicy, load_policy
 from tests.conftest import ROOT
 
 POLICY_FILE = ROOT / ".github" / "attestation-policy.yaml"

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.agentic.assemble import AssembledCall, assemble, join_surrogates
-from runner.agentic.classify import Classifier
-from runner.agentic.model import Tool
+from epbench.runner.agentic.assemble import AssembledCall, assemble, join_surrogates
+from epbench.runner.agentic.classify import Classifier
+from epbench.runner.agentic.model import Tool
 
 
 def utf16_pieces(text: str, cuts: list[int]) -> list[str]:

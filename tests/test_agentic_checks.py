@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 import yaml
 
-from epcore.documents import load_document
-from runner.agentic.checks import (
+from epbench.core.documents import load_document
+from epbench.runner.agentic.checks import (
     Observed,
     ObservedCall,
     accepts,
     evaluate,
 )
-from runner.agentic.model import load_workload
-from runner.agentic.semantics import validate_workload_semantics
-from runner.agentic.tools import ToolBox, error_kind, sample_latency_s, seeded_rng
+from epbench.runner.agentic.model import load_workload
+from epbench.runner.agentic.semantics import validate_workload_semantics
+from epbench.runner.agentic.tools import ToolBox, error_kind, sample_latency_s, seeded_rng
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "workloads" / "agentic"

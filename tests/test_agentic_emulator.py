@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from epcore.documents import load_document
-from epcore.schema import check_schema
+from epbench.core.documents import load_document
+from epbench.core.schema import check_schema
 from tests.conftest import need
 
 SUITE = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
@@ -30,7 +30,7 @@ def run_suite(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run every shipped agentic workload (--quick); the results and the emulator's stats."""
     try:
-        from runner.entry import run_command
+        from epbench.runner.entry import run_command
         from tests.emulator_fixture import deep_merge, emulator_endpoint, running_emulator
     except ImportError as exc:
         need(f"the emulator or runner is not importable: {exc}")

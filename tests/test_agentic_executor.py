@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from epcore.schema import check_schema
-from runner.agentic.executor import run_agentic
-from runner.client import ChatResponse
-from runner.context import RunContext
-from runner.workload import LoadedWorkload
+from epbench.core.schema import check_schema
+from epbench.runner.agentic.executor import run_agentic
+from epbench.runner.client import ChatResponse
+from epbench.runner.context import RunContext
+from epbench.runner.workload import LoadedWorkload
 
 CARD = {
     "input_usd_per_mtok": 1.0,
@@ -351,7 +351,7 @@ def test_an_invalid_call_below_the_token_limit_is_invalid_json_and_turns_carry_e
 
 
 def test_validate_recomputes_the_agentic_section_from_the_journal_lines_alone():
-    from generator.checks.evidence import first_difference, recompute
+    from epbench.generator.checks.evidence import first_difference, recompute
 
     section, journal = run(
         workload(trials=2),

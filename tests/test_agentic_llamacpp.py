@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from epcore.schema import check_schema
+from epbench.core.schema import check_schema
 from tests.conftest import need
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +86,7 @@ def llama_url():
 def run(
     tmp_path: Path, base_url: str, max_tokens: int, stream: bool
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from runner.entry import run_command
+    from epbench.runner.entry import run_command
     from tests.test_llamacpp_serving import write_endpoint
 
     path = tmp_path / f"wl-{max_tokens}.yaml"
@@ -148,7 +148,7 @@ def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fa
     The shipped files are copied with shorter answers and one trial, to keep the test short."""
     import yaml
 
-    from runner.entry import run_command
+    from epbench.runner.entry import run_command
     from tests.test_llamacpp_serving import write_endpoint
 
     endpoint = write_endpoint(tmp_path / "llama.yaml", llama_url)
@@ -209,8 +209,8 @@ def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fa
 def test_without_a_declared_fallback_a_refused_feature_stops_the_workload_with_one_line(
     tmp_path: Path, llama_url: str
 ):
-    from epcore.errors import RunError
-    from runner.entry import run_command
+    from epbench.core.errors import RunError
+    from epbench.runner.entry import run_command
     from tests.test_llamacpp_serving import write_endpoint
 
     path = ROOT / "workloads" / "agentic" / "weather-single-call.yaml"
@@ -229,7 +229,7 @@ def test_an_imported_bfcl_workload_runs_against_llama_and_its_result_validates(
     """Issue 14: a BFCL workload (three tasks of the shipped sample, short answers) against
     the real server; the tiny random model mostly fails the tasks, the run must still finish
     and validate, every task with its trial."""
-    from runner.entry import run_command
+    from epbench.runner.entry import run_command
     from tests.test_llamacpp_serving import write_endpoint
 
     shipped = Path(__file__).resolve().parent.parent / "workloads" / "agentic" / "bfcl"

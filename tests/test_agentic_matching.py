@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.agentic.matching import call_matches, normalize_string
-from runner.agentic.model import ExpectedCall, Match
+from epbench.runner.agentic.matching import call_matches, normalize_string
+from epbench.runner.agentic.model import ExpectedCall, Match
 
 BFCL = Match(strings="bfcl", numbers="strict", arguments="exact")
 PARAMS = {"type": "object", "properties": {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.agentic_summary import dist
-from epcore.cost_ledger import CostLedger, tag_after
-from epcore.metrics.passk import pass_hat_k, pass_hat_k_task
-from epcore.metrics.wilson import wilson
+from epbench.core.agentic_summary import dist
+from epbench.core.cost_ledger import CostLedger, tag_after
+from epbench.core.metrics.passk import pass_hat_k, pass_hat_k_task
+from epbench.core.metrics.wilson import wilson
 
 
 def test_pass_hat_k_of_one_task_is_c_choose_k_over_n_choose_k():

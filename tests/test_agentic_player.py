@@ -7,10 +7,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import load_document
-from runner.agentic.assemble import assemble
-from runner.agentic.tools import error_content
-from runner.emulator.agentic_play import AgenticPlayer
+from epbench.core.documents import load_document
+from epbench.runner.agentic.assemble import assemble
+from epbench.runner.agentic.tools import error_content
+from epbench.runner.emulator.agentic_play import AgenticPlayer
 
 SHIPPED = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
 

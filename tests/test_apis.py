@@ -9,14 +9,14 @@ import json
 import httpx
 import pytest
 
-from runner.apis import API_NAMES, get_api
-from runner.apis.anthropic_messages import MessagesTranslator
-from runner.apis.anthropic_messages import build as build_messages
-from runner.apis.anthropic_messages import whole as whole_message
-from runner.apis.openai_responses import ResponsesTranslator
-from runner.apis.openai_responses import build as build_responses
-from runner.apis.openai_responses import whole as whole_response
-from runner.client import ChatResponse, EndpointClient
+from epbench.runner.apis import API_NAMES, get_api
+from epbench.runner.apis.anthropic_messages import MessagesTranslator
+from epbench.runner.apis.anthropic_messages import build as build_messages
+from epbench.runner.apis.anthropic_messages import whole as whole_message
+from epbench.runner.apis.openai_responses import ResponsesTranslator
+from epbench.runner.apis.openai_responses import build as build_responses
+from epbench.runner.apis.openai_responses import whole as whole_response
+from epbench.runner.client import ChatResponse, EndpointClient
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
 TOOL = {"type": "function",
@@ -279,8 +279,8 @@ def test_reasoning_first_sets_ttft_and_the_answer_sets_time_to_first_answer():
 def test_there_is_an_endpoint_template_for_each_api_and_each_one_validates():
     from pathlib import Path
 
-    from epcore.documents import load_document
-    from epcore.schema import check_schema
+    from epbench.core.documents import load_document
+    from epbench.core.schema import check_schema
 
     folder = Path(__file__).resolve().parent.parent / "endpoints"
     apis = set()

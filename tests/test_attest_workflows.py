@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from epcore.provenance import ATTESTED
-from generator.checks.attestation import load_policy, verify_result_bundle
+from epbench.core.provenance import ATTESTED
+from epbench.generator.checks.attestation import load_policy, verify_result_bundle
 from tests import workflow_steps
 from tests.conftest import ROOT
 from tests.sigstore_fixture import POLICY_FILE, SCHEDULED, local_sigstore

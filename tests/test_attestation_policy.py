@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from epcore.errors import InputError
-from epcore.provenance import ATTESTED, ATTESTED_BY_SUBMITTER
-from generator.checks.attestation import POLICY_PATH, load_policy
-from generator.checks.attestation.policy import matches
+from epbench.core.errors import InputError
+from epbench.core.provenance import ATTESTED, ATTESTED_BY_SUBMITTER
+from epbench.generator.checks.attestation import POLICY_PATH, load_policy
+from epbench.generator.checks.attestation.policy import matches
 from tests.conftest import ROOT
 
 GOOD = """\

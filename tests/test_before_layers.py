@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generator.render import POINT_COLUMNS
-from runner.merge import merge_runs
+from epbench.generator.render import POINT_COLUMNS
+from epbench.runner.merge import merge_runs
 from tests.tools.before_layers import DATA, snapshot
 
 EXPECTED = json.loads((DATA / "expected.json").read_text(encoding="utf-8"))
@@ -86,7 +86,7 @@ def test_the_old_serving_journal_gives_the_old_points_and_frontier(tmp_path: Pat
         added = set(new_point["errors"]) - set(old_point["errors"])
         assert added <= ADDED_ERROR_CLASSES, added
         assert all(new_point["errors"].pop(cls) == 0 for cls in added)
-        # inter-token latency no longer carries a bootstrap interval (epcore.summary says why)
+        # inter-token latency no longer carries a bootstrap interval (epbench.core.summary says why)
         assert "ci95" not in new_point["itl_ms"]
         old_point["itl_ms"].pop("ci95")
     assert new["points"] == old["points"]

@@ -30,12 +30,12 @@ from typing import Any
 
 import pytest
 
-from generator.importers.bfcl import tool_name, workload
-from generator.importers.bfcl_source import CATEGORIES, Entry, Source
-from runner.agentic.assemble import AssembledCall
-from runner.agentic.checks import Observed, ObservedCall, evaluate
-from runner.agentic.classify import Classifier
-from runner.agentic.model import Task, Workload, load_workload
+from epbench.generator.importers.bfcl import tool_name, workload
+from epbench.generator.importers.bfcl_source import CATEGORIES, Entry, Source
+from epbench.runner.agentic.assemble import AssembledCall
+from epbench.runner.agentic.checks import Observed, ObservedCall, evaluate
+from epbench.runner.agentic.classify import Classifier
+from epbench.runner.agentic.model import Task, Workload, load_workload
 from tests import bfcl_rules
 
 FIXTURE = Path(__file__).parent / "data" / "bfcl" / "bfcl_eval-2026.3.23-data.zip"

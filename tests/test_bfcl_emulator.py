@@ -19,9 +19,9 @@ import yaml
 from click.testing import CliRunner
 
 from epbench.cli import main
-from epcore.metrics.quality import REASON
-from generator import quality
-from generator.render import render, result_context
+from epbench.core.metrics.quality import REASON
+from epbench.generator import quality
+from epbench.generator.render import render, result_context
 from tests.conftest import need
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def test_import_writes_a_valid_workload_for_every_category(tmp_path: Path):
 def run_bfcl(tmp_path: Path, endpoint_id: str, agentic: dict[str, Any], reference: bool
              ) -> list[dict[str, Any]]:
     try:
-        from runner.entry import run_command
+        from epbench.runner.entry import run_command
         from tests.emulator_fixture import deep_merge, emulator_endpoint, running_emulator
     except ImportError as exc:
         need(f"the emulator or runner is not importable: {exc}")
@@ -130,7 +130,7 @@ def test_bfcl_tasks_all_succeed_without_errors_and_the_gate_catches_wrong_argume
 def test_a_data_folder_imports_the_same_as_the_wheel(tmp_path: Path):
     import zipfile
 
-    from generator.importers.bfcl import import_bfcl
+    from epbench.generator.importers.bfcl import import_bfcl
 
     zipfile.ZipFile(FIXTURE).extractall(tmp_path / "unpacked")
     from_zip = import_bfcl(FIXTURE, tmp_path / "a", categories=("live_parallel",))
@@ -148,7 +148,7 @@ def test_a_file_that_is_not_a_wheel_is_one_clear_error(tmp_path: Path):
 
 
 def test_the_shipped_sample_is_what_the_importer_writes_and_validates(tmp_path: Path):
-    from epcore.paths import resolve_workload
+    from epbench.core.paths import resolve_workload
 
     runner = CliRunner()
     done = runner.invoke(main, ["import", "bfcl", str(FIXTURE), "--out", str(tmp_path),

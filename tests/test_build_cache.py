@@ -17,13 +17,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import generator.build_cache as build_cache
-import generator.validate as validate
-from generator.build_cache import default_folder
-from generator.cached_checks import cached_tables
-from generator.downloads import read_table
-from generator.site import build_site
-from generator.tables import TABLE_NAMES, Tables, build_tables
+import epbench.generator.build_cache as build_cache
+import epbench.generator.validate as validate
+from epbench.generator.build_cache import default_folder
+from epbench.generator.cached_checks import cached_tables
+from epbench.generator.downloads import read_table
+from epbench.generator.site import build_site
+from epbench.generator.tables import TABLE_NAMES, Tables, build_tables
 from tests.browser.site_data import ENDPOINTS, make_project, result_path, serving_result
 
 
@@ -350,8 +350,8 @@ def test_shards_the_cache_holds_nothing_of_are_checked_and_written_by_workers(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    import generator.cached_checks as cached_checks
-    import generator.cold_shards as cold_shards
+    import epbench.generator.cached_checks as cached_checks
+    import epbench.generator.cold_shards as cold_shards
 
     monkeypatch.setattr(cached_checks, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from generator.checks import distributions
-from generator.checks.distributions import POSITIVE_TIMES, check_dist
+from epbench.generator.checks import distributions
+from epbench.generator.checks.distributions import POSITIVE_TIMES, check_dist
 
 NAMES = ["ttft_ms", "itl_ms", "tool_ms", *sorted(POSITIVE_TIMES)]
 
@@ -49,7 +49,7 @@ def test_2000_seeded_distributions_get_the_same_findings(monkeypatch: pytest.Mon
 def test_results_root_is_the_nearest_enclosing_results_folder() -> None:
     from pathlib import Path
 
-    from generator.checks.layout import results_root
+    from epbench.generator.checks.layout import results_root
 
     def walked(path: Path) -> Path | None:  # the walk it caches
         return next((p for p in path.parents if p.name == "results"), None)
@@ -60,7 +60,7 @@ def test_results_root_is_the_nearest_enclosing_results_folder() -> None:
 
 
 def test_the_lowest_carried_percentile_is_the_first_of_carried() -> None:
-    from generator.checks.plausible import _carried, _lowest
+    from epbench.generator.checks.plausible import _carried, _lowest
 
     rng = random.Random(5)
     for _ in range(500):

@@ -62,7 +62,7 @@ def test_the_generator_renders_what_the_committed_page_holds() -> None:
 
 def test_import_choices_and_their_help_come_from_the_importer_registry(
         real_help: dict[str, str]) -> None:
-    from generator.importers import IMPORTERS
+    from epbench.generator.importers import IMPORTERS
 
     text = real_help["epbench import"]
     for importer in IMPORTERS.values():

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from runner.client import ChatResponse, EndpointClient, parse_retry_after
-from runner.transport import KERNEL_STAMPS
+from epbench.runner.client import ChatResponse, EndpointClient, parse_retry_after
+from epbench.runner.transport import KERNEL_STAMPS
 from tests.conftest import need
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -444,7 +444,7 @@ def test_a_kept_alive_connection_the_server_closed_while_idle_is_replaced_not_fa
 
 
 def test_a_json_body_over_its_cap_is_too_large():
-    from runner.bounds import Bounds
+    from epbench.runner.bounds import Bounds
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers={"content-type": "application/json"},
@@ -464,7 +464,7 @@ def test_a_json_body_over_its_cap_is_too_large():
 
 
 def test_an_event_without_end_and_a_response_over_its_cap_are_too_large():
-    from runner.bounds import Bounds
+    from epbench.runner.bounds import Bounds
 
     def capped(parts: list[bytes | float], **bounds: int) -> ChatResponse:
         async def go() -> ChatResponse:

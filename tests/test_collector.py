@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from generator.collector import collector_paused
+from epbench.generator.collector import collector_paused
 
 
 def test_the_collector_is_paused_inside_and_running_again_after() -> None:
@@ -52,7 +52,7 @@ class _Cycle:
 def _cycles_left_in_a_validation_worker(queue: Any) -> None:
     from datetime import UTC, datetime
 
-    from generator.validate import _worker_init
+    from epbench.generator.validate import _worker_init
 
     gc.disable()  # as the build leaves it for its workers
     _worker_init(None, datetime(2026, 11, 30, tzinfo=UTC), None)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from generator import cost
+from epbench.generator import cost
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
 SERVICED = json.loads(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import runner.entry
+import epbench.runner.entry
 from epbench.demo import run_demo
 
 
@@ -34,7 +34,7 @@ def test_the_demo_starts_its_run_groups_at_once(tmp_path: Path,
             active[0] -= 1
         raise _Stop
 
-    monkeypatch.setattr(runner.entry, "run_command", fake)
+    monkeypatch.setattr(epbench.runner.entry, "run_command", fake)
     with pytest.raises(_Stop):
         run_demo(tmp_path)
     assert active[1] == 4, active  # MAX_AT_ONCE; the last two start as the first end

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.documents import MAX_DEPTH, DocumentError, load_document, parse_document
+from epbench.core.documents import MAX_DEPTH, DocumentError, load_document, parse_document
 
 
 def problem(data: bytes, name: str) -> str:

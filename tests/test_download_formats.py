@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator import download_formats, downloads
-from generator.download_formats import rows
+from epbench.generator import download_formats, downloads
+from epbench.generator.download_formats import rows
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 

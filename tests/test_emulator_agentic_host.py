@@ -10,10 +10,10 @@ import asyncio
 import json
 from typing import Any
 
-from runner.emulator.app import EmulatorApp
-from runner.emulator.script import Script
-from runner.emulator.settings import EmulatorSettings
-from runner.emulator.state import EmulatorState
+from epbench.runner.emulator.app import EmulatorApp
+from epbench.runner.emulator.script import Script
+from epbench.runner.emulator.settings import EmulatorSettings
+from epbench.runner.emulator.state import EmulatorState
 
 CALL = [
     {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from runner.emulator.tokens import VOCABULARY
+from epbench.runner.emulator.tokens import VOCABULARY
 from tests.emulator_fixture import running_emulator
 
 pytestmark = pytest.mark.integration

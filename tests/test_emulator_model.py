@@ -8,20 +8,20 @@ import random
 
 import pytest
 
-from epcore.errors import InputError
-from runner.emulator import start_emulator
-from runner.emulator.batching import DecodeClock, SlotPool
-from runner.emulator.faults import FaultDrawer, TokenBucket, retry_after_header
-from runner.emulator.frames import ChunkFrames, assemble_message
-from runner.emulator.server import serve
-from runner.emulator.settings import (
+from epbench.core.errors import InputError
+from epbench.runner.emulator import start_emulator
+from epbench.runner.emulator.batching import DecodeClock, SlotPool
+from epbench.runner.emulator.faults import FaultDrawer, TokenBucket, retry_after_header
+from epbench.runner.emulator.frames import ChunkFrames, assemble_message
+from epbench.runner.emulator.server import serve
+from epbench.runner.emulator.settings import (
     Distribution,
     EmulatorSettings,
     FaultSettings,
     settings_from_endpoint,
 )
-from runner.emulator.state import draw_length
-from runner.emulator.tokens import count_prompt_tokens
+from epbench.runner.emulator.state import draw_length
+from epbench.runner.emulator.tokens import count_prompt_tokens
 from tests.emulator_fixture import emulator_endpoint
 
 
@@ -197,7 +197,7 @@ def test_every_invalid_emulator_setting_is_listed_with_its_pointer_and_no_proces
 def test_the_listening_socket_is_tcp_with_nodelay_for_accepted_sockets_to_inherit():
     import socket
 
-    from runner.emulator.server import bind
+    from epbench.runner.emulator.server import bind
 
     sock = bind("127.0.0.1", 0)
     try:
@@ -218,8 +218,8 @@ def test_serve_rejects_a_missing_or_broken_file_in_one_line(tmp_path):
 
 
 def test_output_length_is_max_tokens_capped_by_the_distribution_unless_ignore_eos():
-    from runner.emulator.completion import plan
-    from runner.emulator.state import EmulatorState
+    from epbench.runner.emulator.completion import plan
+    from epbench.runner.emulator.state import EmulatorState
 
     capped = EmulatorState(EmulatorSettings(output_tokens=Distribution(kind="fixed", value=40)))
     free = EmulatorState(EmulatorSettings())
@@ -239,7 +239,7 @@ def test_output_length_is_max_tokens_capped_by_the_distribution_unless_ignore_eo
 
 
 def test_agentic_workloads_are_loaded_and_everything_else_skipped(tmp_path, capsys):
-    from runner.emulator.agentic import load_workloads
+    from epbench.runner.emulator.agentic import load_workloads
 
     (tmp_path / "a.yaml").write_text("kind: agentic-workload\nid: a\n", encoding="utf-8")
     (tmp_path / "b.json").write_text('{"kind": "agentic-workload", "id": "b"}', encoding="utf-8")

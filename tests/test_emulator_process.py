@@ -35,7 +35,7 @@ PARENT = """
 import sys, time
 sys.path.insert(0, {root!r})
 from tests.emulator_fixture import emulator_endpoint
-from runner.emulator import start_emulator
+from epbench.runner.emulator import start_emulator
 emu = start_emulator(emulator_endpoint())
 print(emu.pid, flush=True)
 time.sleep(60)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from generator.render import environment
+from epbench.generator.render import environment
 
 
 def _card_sentence(card: dict) -> str:

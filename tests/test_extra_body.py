@@ -14,9 +14,9 @@ import httpx
 import pytest
 import yaml
 
-from epcore.errors import InputError
-from runner.client import EndpointClient
-from runner.endpoint import load_endpoint
+from epbench.core.errors import InputError
+from epbench.runner.client import EndpointClient
+from epbench.runner.endpoint import load_endpoint
 
 EXTRA = {"chat_template_kwargs": {"enable_thinking": False}, "priority": 3}
 

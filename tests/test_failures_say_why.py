@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from epcore.errors import RunError
-from runner.client import EndpointClient
-from runner.failure_text import context_overflow, explain, first_errors
-from runner.preflight import preflight
+from epbench.core.errors import RunError
+from epbench.runner.client import EndpointClient
+from epbench.runner.failure_text import context_overflow, explain, first_errors
+from epbench.runner.preflight import preflight
 
 VLLM_400 = ('HTTP 400: {"object":"error","message":"This model\'s maximum context length is '
             '2048 tokens. However, you requested 2310 tokens (2182 in the messages, 128 in the '
@@ -61,7 +61,7 @@ def test_the_first_error_text_of_each_class_is_counted_redacted_and_shortened(tm
 
 
 def test_the_run_summary_prints_each_error_class_with_its_first_text(tmp_path: Path):
-    from runner.report import render
+    from epbench.runner.report import render
 
     summary = {"workload": "w", "endpoint": "e", "result": "r", "problems": [],
                "errors": {"http_4xx": {"count": 34, "first": explain(VLLM_400)}}}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from epcore.metrics.latency import tpot_ms
-from generator.checks.evidence import _fastest_gap
+from epbench.core.metrics.latency import tpot_ms
+from epbench.generator.checks.evidence import _fastest_gap
 
 MS = 1_000_000  # ns
 

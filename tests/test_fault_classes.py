@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from epcore.documents import load_document
-from epcore.metrics.errors import ERROR_CLASSES
-from runner.bounds import Bounds
-from runner.client import EndpointClient
-from runner.emulator.faults import FAULT_CLASSES
-from runner.emulator.process import start_emulator
+from epbench.core.documents import load_document
+from epbench.core.metrics.errors import ERROR_CLASSES
+from epbench.runner.bounds import Bounds
+from epbench.runner.client import EndpointClient
+from epbench.runner.emulator.faults import FAULT_CLASSES
+from epbench.runner.emulator.process import start_emulator
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

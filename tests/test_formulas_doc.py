@@ -9,7 +9,7 @@ from pathlib import Path
 
 from markupsafe import escape
 
-from generator import docs_gen, formulas
+from epbench.generator import docs_gen, formulas
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "site" / "templates" / "methodology.md.j2"

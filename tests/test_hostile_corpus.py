@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.report import MARKER
-from generator.validate import validate_paths
+from epbench.generator.report import MARKER
+from epbench.generator.validate import validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "hostile"

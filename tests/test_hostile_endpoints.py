@@ -41,7 +41,7 @@ EXPECTED = {
 CLIENT = textwrap.dedent(
     """
     import asyncio, json, sys, time
-    from runner.client import EndpointClient
+    from epbench.runner.client import EndpointClient
 
     def peak_rss_mb():
         with open("/proc/self/status") as status:

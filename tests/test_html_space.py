@@ -4,7 +4,7 @@ non-breaking spaces and the text of pre, code, kbd, textarea, script and style s
 
 from __future__ import annotations
 
-from generator.html_space import collapse_space
+from epbench.generator.html_space import collapse_space
 
 
 def test_indentation_and_blank_lines_between_tags_become_one_line_break() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from epcore.errors import InputError
-from generator.importers import import_results
-from generator.validate import validate_paths
+from epbench.core.errors import InputError
+from epbench.generator.importers import import_results
+from epbench.generator.validate import validate_paths
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "mlperf"
 CURVE = FIXTURE / "acme-org" / "sub-0001" / "results" / "sys-h100x8-vllm" / "llama3-8b"

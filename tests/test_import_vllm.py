@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from epcore.errors import InputError
-from generator.importers import import_results
-from generator.validate import validate_paths
+from epbench.core.errors import InputError
+from epbench.generator.importers import import_results
+from epbench.generator.validate import validate_paths
 
 FIXTURE = next((Path(__file__).resolve().parent / "data" / "vllm").glob("*.json"))
 

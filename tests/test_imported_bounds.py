@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generator.importers import import_results
-from generator.validate import validate_paths
+from epbench.generator.importers import import_results
+from epbench.generator.validate import validate_paths
 
 DATA = Path(__file__).resolve().parent / "data"
 VLLM = next((DATA / "vllm").glob("*.json"))
@@ -92,12 +92,12 @@ def test_a_zero_time_is_a_flag_and_the_point_stays(tmp_path: Path) -> None:
     written = import_mlperf(tmp_path, "r64", edit)
     (flag,) = only_flags(written)
     assert flag[:2] == ("plausible.imported-timing", "/points/2/ttft_ms/p50")
-    from generator.tables import build_tables
+    from epbench.generator.tables import build_tables
 
     tables = build_tables(tmp_path / "results", tmp_path)
     (run,) = tables.runs.to_dict("records")
     assert run["points"] == 4 and run["flags"] == ["plausible.imported-timing"]
-    from generator.render import environment, result_context
+    from epbench.generator.render import environment, result_context
 
     page = environment().get_template("result.html.j2").render(
         **result_context(json.loads(written.read_text()), run, root="../../"))
@@ -152,7 +152,7 @@ def test_system_tps_above_tokens_over_the_window_is_flagged(tmp_path: Path) -> N
 
 
 def test_the_bounds_leave_epbench_results_to_the_journal_checks(tmp_path: Path) -> None:
-    from generator.checks.imported_bounds import check_imported
+    from epbench.generator.checks.imported_bounds import check_imported
 
     result = json.loads(import_vllm(tmp_path, lambda doc: doc.update(duration=0.5)).read_text())
     assert check_imported(result, "x.json") != []

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import runner
-from epcore.documents import DocumentError, load_document
-from epcore.errors import InputError
-from generator.validate import validate_paths
-from runner.agentic.semantics import validate_workload_semantics
-from runner.endpoint import load_endpoint
+import epbench.runner
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.errors import InputError
+from epbench.generator.validate import validate_paths
+from epbench.runner.agentic.semantics import validate_workload_semantics
+from epbench.runner.endpoint import load_endpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 EMULATOR = (ROOT / "endpoints" / "emulator.yaml").read_text("utf-8")
@@ -92,7 +92,7 @@ def test_the_emulator_loads_only_the_workload_it_was_asked_for(tmp_path: Path) -
         [sys.executable, "-m", "epbench.cli", "run", "--workload", str(folder / "weather.yaml"),
          "--quick", "--no-progress", "--out", str(tmp_path / "runs")],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(Path(runner.__file__).parents[1])},
+        env={**os.environ, "PYTHONPATH": str(Path(epbench.runner.__file__).resolve().parents[1])},
     )
     assert done.returncode == 0, done.stderr
     assert "draft.yaml" not in done.stderr + done.stdout

@@ -4,7 +4,7 @@ Two kinds of test:
 - raw: what llama.cpp's OpenAI-compatible server really sends, asserted on captured bytes
   (role-only first chunk, empty-content chunks, the tool-call id on every chunk, arguments
   cut at max_tokens). If a future llama.cpp changes its streams, these say so.
-- through epbench's runner (`runner.entry.run_command`): a short serving sweep whose result
+- through epbench's runner (`epbench.runner.entry.run_command`): a short serving sweep whose result
   validates, where every request is classified, output tokens come from what the server
   reports, and TTFT is measured at the first content chunk, not at the role-only one (a
   loopback relay holds the role chunk back for a known time to make the difference visible).
@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from epcore.schema import check_schema
+from epbench.core.schema import check_schema
 from tests.llama_fixture import MODEL_NAME, llama_server
 
 pytestmark = pytest.mark.integration
@@ -183,7 +183,7 @@ def test_llama_cpp_by_default_cuts_a_running_stream_when_another_request_arrives
 
 
 def test_epbench_counts_llama_cpp_tokens_from_content_chunks(llama_url: str) -> None:
-    from runner.client import EndpointClient
+    from epbench.runner.client import EndpointClient
 
     body = {"model": MODEL_NAME, "stream": True, "temperature": 0.0, "max_tokens": 8,
             "messages": SAY}
@@ -304,7 +304,7 @@ def write_workload(path: Path, requests: int, max_tokens: int) -> Path:
 
 
 def run_sweep(tmp_path: Path, base_url: str, requests: int, max_tokens: int) -> Path:
-    from runner.entry import run_command
+    from epbench.runner.entry import run_command
 
     results = run_command(
         endpoint=write_endpoint(tmp_path / "llama.yaml", base_url),
@@ -361,8 +361,8 @@ def test_every_request_against_llama_cpp_is_issued_once_and_classified(sweep: An
 
 
 def test_output_tokens_are_the_content_chunks_llama_cpp_sent(sweep: Any, llama_url: str) -> None:
-    from runner.calibrate import Calibration
-    from runner.prompts import messages
+    from epbench.runner.calibrate import Calibration
+    from epbench.runner.prompts import messages
 
     result, journal, _ = sweep
     requests = [line for line in journal if "request_id" in line]
@@ -404,9 +404,9 @@ def test_prompts_hold_their_requested_length_as_llama_cpp_counts_it(
     server's own prompt_tokens over the requested length is within 5% of 1."""
     import statistics
 
-    from runner.calibrate import Calibration
-    from runner.entry import run_command
-    from runner.prompts import messages
+    from epbench.runner.calibrate import Calibration
+    from epbench.runner.entry import run_command
+    from epbench.runner.prompts import messages
 
     workload = tmp_path / "lengths.yaml"
     workload.write_text(

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from epbench.cli import main
-from epcore.errors import InputError
-from runner.matrix import build_matrix
+from epbench.core.errors import InputError
+from epbench.runner.matrix import build_matrix
 
 ENDPOINT = """\
 kind: endpoint
@@ -237,7 +237,7 @@ def test_the_collector_makes_a_submitter_id_from_an_owner_name() -> None:
 def test_a_scheduled_workload_id_that_does_not_exist_is_refused_by_matrix_and_validate(
     tmp_path: Path,
 ) -> None:
-    from generator.validate import validate_paths
+    from epbench.generator.validate import validate_paths
 
     folder = tmp_path / "endpoints"
     folder.mkdir()

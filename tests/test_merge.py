@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from epcore.documents import load_document
-from epcore.errors import InputError
-from epcore.schema import check_schema
-from runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from runner.journal import Journal
-from runner.merge import merge_runs
-from runner.plan import Plan, build_plan
-from runner.workload import load_serving_workload
+from epbench.core.documents import load_document
+from epbench.core.errors import InputError
+from epbench.core.schema import check_schema
+from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
+from epbench.runner.journal import Journal
+from epbench.runner.merge import merge_runs
+from epbench.runner.plan import Plan, build_plan
+from epbench.runner.workload import load_serving_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000

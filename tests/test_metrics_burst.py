@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.metrics.burst import phase_stats, recovery_seconds
+from epbench.core.metrics.burst import phase_stats, recovery_seconds
 
 
 def test_phase_stats_give_p99_ttft_of_successes_and_the_error_rate():

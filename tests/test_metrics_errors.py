@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from epcore.metrics.errors import (
+from epbench.core.metrics.errors import (
     CLASSES_IN_EVERY_RESULT,
     ERROR_CLASSES,
     class_for_status,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.metrics import latency
+from epbench.core.metrics import latency
 
 MS = 1_000_000
 RECORD = {

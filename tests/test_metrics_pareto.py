@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from epcore.metrics.pareto import frontier
+from epbench.core.metrics.pareto import frontier
 
 
 def point(pid, user, system):

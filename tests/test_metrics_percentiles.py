@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from epcore.metrics.percentiles import bootstrap_ci, insufficient, summarize
+from epbench.core.metrics.percentiles import bootstrap_ci, insufficient, summarize
 
 
 def test_percentiles_of_one_to_ten_match_the_linear_method_by_hand():
@@ -64,7 +64,7 @@ def test_a_single_sample_has_no_interval():
 
 
 def test_one_percentile_is_the_same_linear_value_the_distribution_reports():
-    from epcore.metrics.percentiles import percentile
+    from epbench.core.metrics.percentiles import percentile
 
     values = [5.0, 1.0, 4.0, 2.0, 3.0]
     # sorted 1..5, h = 4 * 0.9 = 3.6: 4 + 0.6 * (5 - 4) = 4.6
@@ -95,7 +95,7 @@ def _numpy_statistics(values, qs, seed, resamples=1000):
 def test_bootstrap_statistics_are_bit_identical_to_numpy_percentile_over_each_resample(case):
     import numpy as np
 
-    from epcore.metrics.percentiles import bootstrap_cis, bootstrap_statistics
+    from epbench.core.metrics.percentiles import bootstrap_cis, bootstrap_statistics
 
     rng = random.Random(case)
     n = rng.choice([2, 3, 5, 7, 10, 63, 64, 65, 100, 333, 960, 1001, rng.randint(2, 5000)])
@@ -122,7 +122,7 @@ def test_bootstrap_statistics_are_bit_identical_to_numpy_percentile_over_each_re
 def test_percentiles_are_bit_identical_to_numpy_percentile(case):
     import numpy as np
 
-    from epcore.metrics.percentiles import percentile, summarize
+    from epbench.core.metrics.percentiles import percentile, summarize
 
     rng = random.Random(1000 + case)
     n = rng.choice([1, 2, 3, 4, 9, 10, 64, 661, 662, rng.randint(1, 20000)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.metrics.quality import quality_gate
+from epbench.core.metrics.quality import quality_gate
 
 
 def test_forty_of_fifty_against_fifty_of_fifty_is_below_the_reference():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.metrics import throughput
+from epbench.core.metrics import throughput
 
 MS = 1_000_000
 

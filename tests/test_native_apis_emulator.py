@@ -12,8 +12,8 @@ import httpx
 import pytest
 import yaml
 
-from epcore.schema import check_schema
-from runner.entry import run_command
+from epbench.core.schema import check_schema
+from epbench.runner.entry import run_command
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
 SUITE = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
@@ -194,7 +194,7 @@ def test_every_injected_call_fault_lands_in_its_own_validity_class_on_a_native_a
 def test_a_non_streamed_answer_on_a_native_api_is_read_as_one_body(emu: Any, api: str) -> None:
     import asyncio
 
-    from runner.client import EndpointClient
+    from epbench.runner.client import EndpointClient
 
     async def go() -> Any:
         client = EndpointClient(emu.base_url, None, None, 30.0, 1, api=api)

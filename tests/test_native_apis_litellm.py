@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from epcore.schema import check_schema
+from epbench.core.schema import check_schema
 from tests.test_agentic_llamacpp import workload as agentic_workload
 from tests.test_llamacpp_serving import write_workload
 
@@ -45,7 +45,7 @@ def endpoint(folder: Path, base_url: str, api: str) -> Path:
 
 
 def run(folder: Path, endpoint_path: Path, workload: Path) -> tuple[dict[str, Any], list[Any]]:
-    from runner.entry import run_command
+    from epbench.runner.entry import run_command
 
     (path,) = run_command(endpoint=endpoint_path, workload=workload, out=folder / "runs",
                           resume=None, quick=False, client_region=None, shard=None,

@@ -23,11 +23,11 @@ import anthropic
 import openai
 import pytest
 
-from runner.agentic.assemble import assemble
-from runner.apis import get_api
-from runner.apis.anthropic_messages import STOP_REASONS
-from runner.client import EndpointClient
-from runner.sse import SSEDecoder
+from epbench.runner.agentic.assemble import assemble
+from epbench.runner.apis import get_api
+from epbench.runner.apis.anthropic_messages import STOP_REASONS
+from epbench.runner.client import EndpointClient
+from epbench.runner.sse import SSEDecoder
 from tests.sse_replay import replay_server
 
 STREAMS = Path(__file__).parent / "streams"
@@ -35,7 +35,7 @@ CORPORA = {"anthropic-messages": STREAMS / "anthropic", "openai-responses": STRE
 CASES = [(api, p.stem) for api, folder in CORPORA.items() for p in sorted(folder.glob("*.sse"))]
 FIELDS = ("content", "reasoning", "calls", "finish_reason", "usage")
 # max_tokens covers the largest output any stream reports (140, reasoning included): usage past
-# the request's limit is usage_implausible (epcore.usage_bounds).
+# the request's limit is usage_implausible (epbench.core.usage_bounds).
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 256,
         "stream": True}
 

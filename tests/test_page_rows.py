@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from generator.page_manifest import page_digests
-from generator.page_rows import FrameRows, RowList, page_columns
-from generator.plain_json import records
-from generator.render import environment, frontier_by_run, result_context
-from generator.tables import build_tables
+from epbench.generator.page_manifest import page_digests
+from epbench.generator.page_rows import FrameRows, RowList, page_columns
+from epbench.generator.plain_json import records
+from epbench.generator.render import environment, frontier_by_run, result_context
+from epbench.generator.tables import build_tables
 from tests.browser.site_data import make_project
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from epcore.errors import InputError
-from runner.plan import Plan, build_plan, parse_shard
-from runner.prompts import draw_length, prompt_text
-from runner.workload import load_serving_workload
+from epbench.core.errors import InputError
+from epbench.runner.plan import Plan, build_plan, parse_shard
+from epbench.runner.prompts import draw_length, prompt_text
+from epbench.runner.workload import load_serving_workload
 
 SERVING = Path(__file__).resolve().parent.parent / "workloads" / "serving"
 

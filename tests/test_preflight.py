@@ -10,9 +10,9 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from epcore.errors import RunError
-from runner.client import EndpointClient
-from runner.preflight import preflight
+from epbench.core.errors import RunError
+from epbench.runner.client import EndpointClient
+from epbench.runner.preflight import preflight
 
 ANSWER = {"choices": [{"message": {"content": "OK"}, "finish_reason": "length"}],
           "usage": {"prompt_tokens": 9, "completion_tokens": 1}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epcore.pricing import cost_usd, hourly_cost_usd, request_cost_usd
+from epbench.core.pricing import cost_usd, hourly_cost_usd, request_cost_usd
 
 CARD = {"input_usd_per_mtok": 0.5, "output_usd_per_mtok": 1.5, "cached_input_usd_per_mtok": 0.25}
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from runner import progress
-from runner.progress import PointProgress
+from epbench.runner import progress
+from epbench.runner.progress import PointProgress
 
 OK = {"class": "ok", "t_send_ns": 0, "t_first_ns": 20_000_000}
 

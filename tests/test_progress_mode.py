@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner.progress import auto_mode
+from epbench.runner.progress import auto_mode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,13 +24,13 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_without_one():
 
 def test_the_demo_asks_for_progress_lines_when_stderr_is_not_a_terminal():
     code = (
-        "import runner.entry, epbench.demo as demo\n"
+        "import epbench.runner.entry, epbench.demo as demo\n"
         "seen = []\n"
         "def fake(**kw):\n"
         "    seen.append(kw['progress'])\n"
         "    raise SystemExit(0)\n"
         "demo.run_command = fake\n"
-        "runner.entry.run_command = fake\n"
+        "epbench.runner.entry.run_command = fake\n"
         "try:\n"
         "    demo.run_demo(__import__('pathlib').Path('.'))\n"
         "except SystemExit:\n"

@@ -1,5 +1,5 @@
-"""generator.checks.provenance: each result's tier at validation, and the reserved submitter
-id; generator.confirmation: a self-reported row held against attested runs (item 9)."""
+"""epbench.generator.checks.provenance: each result's tier at validation, and the reserved submitter
+id; epbench.generator.confirmation: a self-reported row held against attested runs (item 9)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from epcore.provenance import ATTESTED, ATTESTED_BY_SUBMITTER, Provenance, self_reported
-from generator.checks.provenance import check_reserved, tier_of
-from generator.confirmation import confirmations, runs_agree
+from epbench.core.provenance import ATTESTED, ATTESTED_BY_SUBMITTER, Provenance, self_reported
+from epbench.generator.checks.provenance import check_reserved, tier_of
+from epbench.generator.confirmation import confirmations, runs_agree
 
 DIGEST = "a" * 64
 JOURNAL = "b" * 64
@@ -33,9 +33,10 @@ def test_a_result_without_a_bundle_beside_it_is_self_reported(tmp_path: Path) ->
 
 @pytest.fixture
 def fake_attestation(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, dict[str, str]]]:
-    """generator.checks.attestation as its interface: the calls it gets, an attested answer."""
+    """epbench.generator.checks.attestation as its interface: the calls it gets, an attested
+    answer."""
     calls: list[tuple[bytes, dict[str, str]]] = []
-    module = types.ModuleType("generator.checks.attestation")
+    module = types.ModuleType("epbench.generator.checks.attestation")
 
     def verify_result_bundle(bundle: bytes, subjects: dict[str, str], *,
                              policy: Any) -> Provenance:
@@ -47,7 +48,7 @@ def fake_attestation(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, dict[
     module.POLICY_PATH = ".github/attestation-policy.yaml"  # type: ignore[attr-defined]
     module.load_policy = lambda path: "the policy"  # type: ignore[attr-defined]
     module.verify_result_bundle = verify_result_bundle  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "generator.checks.attestation", module)
+    monkeypatch.setitem(sys.modules, "epbench.generator.checks.attestation", module)
     return calls
 
 

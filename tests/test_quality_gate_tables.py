@@ -1,10 +1,10 @@
-"""Choosing the reference result and unranking an endpoint below it (generator.quality)."""
+"""Choosing the reference result and unranking an endpoint below it (epbench.generator.quality)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from generator import quality
+from epbench.generator import quality
 
 
 def agentic_row(run_id: str, endpoint: str, rate: float, n: int = 100, vendor: bool = False,

@@ -1,4 +1,4 @@
-"""epcore.rankable: one function decides what is ranked, and says why not."""
+"""epbench.core.rankable: one function decides what is ranked, and says why not."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from epcore.provenance import ATTESTED, Provenance, self_reported
-from epcore.rankable import REASONS, Reason
-from epcore.rankable import rankability as tiered
+from epbench.core.provenance import ATTESTED, Provenance, self_reported
+from epbench.core.rankable import REASONS, Reason
+from epbench.core.rankable import rankability as tiered
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICED = json.loads((ROOT / "tests/data/results/alice/acme-llama-8b/"
@@ -106,6 +106,6 @@ def test_a_harness_fault_or_a_long_resume_gap_is_not_ranked() -> None:
 
 
 def test_every_reason_code_is_documented() -> None:
-    import epcore.rankable as module
+    import epbench.core.rankable as module
 
     assert all(code in (module.__doc__ or "") for code in REASONS)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.agentic.capability import probe_body
-from runner.agentic.model import load_workload
-from runner.apis import anthropic_messages, openai_responses
+from epbench.runner.agentic.capability import probe_body
+from epbench.runner.agentic.model import load_workload
+from epbench.runner.apis import anthropic_messages, openai_responses
 
 TOOL = {"name": "get_weather", "description": "Weather.", "strict": True,
         "parameters": {"type": "object", "properties": {"city": {"enum": ["Paris"]}}},

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import run_pages
-from generator.run_pages import SHELL_TITLE, Shell, _render_and_write, render_and_write
+from epbench.generator import run_pages
+from epbench.generator.run_pages import SHELL_TITLE, Shell, _render_and_write, render_and_write
 
 SAMPLE = Path(__file__).parent / "data/results/alice/acme-llama-8b/" \
     "2026-11-20-chat-short-a1b2c3d4.json"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epcore.documents import load_document
-from epcore.schema import check_schema
-from runner.journal import Journal
+from epbench.core.documents import load_document
+from epbench.core.schema import check_schema
+from epbench.runner.journal import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
@@ -155,7 +155,7 @@ def test_a_torn_last_journal_line_is_dropped_and_cut_before_appending(tmp_path):
 
 
 def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
-    from epcore.errors import RunError
+    from epbench.core.errors import RunError
 
     path = tmp_path / "events.jsonl"
     path.write_bytes(b'{"request_id": "a"}\nnot json\n{"request_id": "b"}\n')
@@ -164,7 +164,7 @@ def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
 
 
 def test_journal_lines_that_parse_but_lack_fields_are_skipped_and_counted():
-    from runner.journal import complete_records
+    from epbench.runner.journal import complete_records
 
     good = {"request_id": "c1-00000", "point": "c1", "seq": 0, "class": "ok",
             "t_send_ns": 1, "t_done_ns": 2}

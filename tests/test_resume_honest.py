@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from generator.validate import validate_paths
+from epbench.generator.validate import validate_paths
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
 ROOT = Path(__file__).resolve().parent.parent

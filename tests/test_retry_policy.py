@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.agentic.model import AGENTIC_RETRY
-from runner.retry import MAX_RETRY_AFTER_S, RetryPolicy
+from epbench.runner.agentic.model import AGENTIC_RETRY
+from epbench.runner.retry import MAX_RETRY_AFTER_S, RetryPolicy
 
 
 def test_backoff_doubles_from_its_base_and_stops_at_its_cap():

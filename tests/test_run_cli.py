@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epcore.documents import load_document
+from epbench.core.documents import load_document
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""The run page marks the frontier the board shows: epcore's, over the points the validator
+"""The run page marks the frontier the board shows: epbench.core's, over the points the validator
 kept, not the list the file states."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from test_validate_results import SERVICED, load, make_project, save
 
-from generator.render import frontier_by_run, result_context
-from generator.tables import build_tables
+from epbench.generator.render import frontier_by_run, result_context
+from epbench.generator.tables import build_tables
 
 
 def test_a_rejected_point_on_the_stated_frontier_is_marked_on_neither_page(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from epbench.cli import main
-from generator.validate import validate_paths
-from runner.workload import load_workload_file
+from epbench.generator.validate import validate_paths
+from epbench.runner.workload import load_workload_file
 from tests.emulator_fixture import running_emulator
 
 
@@ -46,7 +46,7 @@ def test_a_run_from_options_alone_writes_its_inputs_and_its_result_validates(
 
 def test_rate_and_duration_make_an_open_loop_workload_sized_by_rate_times_duration(
         tmp_path: Path) -> None:
-    from runner.quick_path import QuickRun, write_inputs
+    from epbench.runner.quick_path import QuickRun, write_inputs
 
     endpoint, workload = write_inputs(
         QuickRun(url="http://127.0.0.1:8000/v1", model="m", rates=(2.0, 8.0), duration_s=30),

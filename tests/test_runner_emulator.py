@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from epcore.documents import load_document
-from epcore.schema import check_schema
-from runner.entry import run_command
-from runner.journal import Journal
+from epbench.core.documents import load_document
+from epbench.core.schema import check_schema
+from epbench.runner.entry import run_command
+from epbench.runner.journal import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,7 +34,7 @@ def fast_emulator(tmp_path: Path, **overrides: Any) -> Path:
 @pytest.fixture(scope="module")
 def shared_endpoint(tmp_path_factory):
     """One fast emulator for the module, and an endpoint file pointing at it (no emulator block)."""
-    from runner.emulator.process import start_emulator
+    from epbench.runner.emulator.process import start_emulator
 
     folder = tmp_path_factory.mktemp("endpoint")
     doc = load_document(fast_emulator(folder, tpot_ms=0.5, tpot_growth=0.05))
@@ -186,9 +186,9 @@ def test_a_shard_runs_only_its_points(tmp_path, shared_endpoint):
 def mock_context(tmp_path, handler, workload_path):
     import httpx
 
-    from runner.client import EndpointClient
-    from runner.context import RunContext
-    from runner.journal import Journal as J
+    from epbench.runner.client import EndpointClient
+    from epbench.runner.context import RunContext
+    from epbench.runner.journal import Journal as J
 
     client = EndpointClient(
         "http://mock.test/v1", None, None, 5.0, 4, transport=httpx.MockTransport(handler)
@@ -210,10 +210,10 @@ def test_opt_in_retries_honour_retry_after_and_are_reported_apart(tmp_path):
 
     import httpx
 
-    from epcore.summary import summarize_run
-    from runner.plan import build_plan
-    from runner.runner import ServingRunner
-    from runner.workload import load_serving_workload
+    from epbench.core.summary import summarize_run
+    from epbench.runner.plan import build_plan
+    from epbench.runner.runner import ServingRunner
+    from epbench.runner.workload import load_serving_workload
 
     attempts: dict[str, int] = {}
 
@@ -255,9 +255,9 @@ def test_retries_are_off_unless_the_workload_enables_them(tmp_path):
 
     import httpx
 
-    from runner.plan import build_plan
-    from runner.runner import ServingRunner
-    from runner.workload import load_serving_workload
+    from epbench.runner.plan import build_plan
+    from epbench.runner.runner import ServingRunner
+    from epbench.runner.workload import load_serving_workload
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(503, content=b"busy")
@@ -278,8 +278,8 @@ def test_retries_are_off_unless_the_workload_enables_them(tmp_path):
 
 
 def test_an_api_key_comes_from_the_named_variable_and_never_shows(tmp_path):
-    from epcore.errors import RunError
-    from runner.endpoint import load_endpoint
+    from epbench.core.errors import RunError
+    from epbench.runner.endpoint import load_endpoint
 
     doc = load_document(ROOT / "endpoints" / "emulator.yaml")
     doc.pop("emulator")

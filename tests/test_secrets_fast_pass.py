@@ -8,8 +8,14 @@ import random
 import string
 from pathlib import Path
 
-from epcore.credentials import TOKEN, has_key_shape, hex_runs, token_is_secret
-from generator.checks.secrets import _DIGEST_BEFORE, _digest_key, _key_shape, _suspicious, _tokens
+from epbench.core.credentials import TOKEN, has_key_shape, hex_runs, token_is_secret
+from epbench.generator.checks.secrets import (
+    _DIGEST_BEFORE,
+    _digest_key,
+    _key_shape,
+    _suspicious,
+    _tokens,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [p.read_text("utf-8") for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]

@@ -7,8 +7,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from epcore.documents import load_document
-from epcore.schema import check_schema, kind_of
+from epbench.core.documents import load_document
+from epbench.core.schema import check_schema, kind_of
 from tests.conftest import ROOT
 
 SCHEMAS = sorted((ROOT / "schemas").glob("*.schema.json"))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.downloads import read_csv, read_table
-from generator.site import build_site
+from epbench.generator.downloads import read_csv, read_table
+from epbench.generator.site import build_site
 from tests.browser.site_data import make_project
 
 pytestmark = pytest.mark.slow
@@ -85,7 +85,7 @@ def test_no_page_loads_a_resource_from_another_origin(site: Path) -> None:
 
 
 def test_every_page_has_a_policy_covering_exactly_its_inline_scripts(site: Path) -> None:
-    from generator.csp import script_hashes
+    from epbench.generator.csp import script_hashes
 
     for page in _html_pages(site):
         html = page.read_text(encoding="utf-8")
@@ -149,7 +149,7 @@ def test_data_views_are_compact_and_match_the_tables(site: Path) -> None:
 
 
 def test_every_column_definition_links_to_a_section_of_the_methodology_page(site: Path) -> None:
-    from generator.columns import DEFINITIONS
+    from epbench.generator.columns import DEFINITIONS
 
     page = (site / "methodology" / "index.html").read_text(encoding="utf-8")
     missing = sorted({anchor for _, anchor, _ in DEFINITIONS.values()

@@ -10,12 +10,12 @@ import markdown
 import pandas as pd
 import pytest
 
-from generator import charts, docs_gen
-from generator.csp import HASHES_TOKEN, script_hashes, secure_html
-from generator.latest import latest_runs, latest_views
-from generator.pages import home_context, write_pages
-from generator.plain_json import view_table
-from generator.render import (
+from epbench.generator import charts, docs_gen
+from epbench.generator.csp import HASHES_TOKEN, script_hashes, secure_html
+from epbench.generator.latest import latest_runs, latest_views
+from epbench.generator.pages import home_context, write_pages
+from epbench.generator.plain_json import view_table
+from epbench.generator.render import (
     flatten,
     fmt_number,
     json_script,
@@ -24,8 +24,8 @@ from generator.render import (
     run_command,
     safe_json,
 )
-from generator.run_pages import SHELL_DIR, SHELL_TITLE, Shell, render_and_write
-from generator.tables import (
+from epbench.generator.run_pages import SHELL_DIR, SHELL_TITLE, Shell, render_and_write
+from epbench.generator.tables import (
     AGENTIC_COLUMNS,
     ENDPOINT_COLUMNS,
     HISTORY_COLUMNS,

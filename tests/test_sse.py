@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.sse import SSEDecoder
+from epbench.runner.sse import SSEDecoder
 
 STREAM = (
     b": keep-alive comment\n\n"
@@ -108,7 +108,7 @@ def test_random_payloads_line_endings_and_splits_round_trip(payloads, newline, c
 def test_an_event_past_its_cap_raises_event_too_large_and_smaller_ones_pass():
     import pytest
 
-    from runner.sse import EventTooLarge
+    from epbench.runner.sse import EventTooLarge
 
     decoder = SSEDecoder(max_event_bytes=1024)
     assert decoder.feed(b"data: " + b"a" * 900 + b"\n\n") == ["a" * 900]

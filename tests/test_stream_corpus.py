@@ -20,8 +20,8 @@ from openai._models import construct_type
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
-from runner.agentic.assemble import assemble
-from runner.sse import SSEDecoder
+from epbench.runner.agentic.assemble import assemble
+from epbench.runner.sse import SSEDecoder
 
 CORPUS = Path(__file__).parent / "streams"
 NAMES = sorted(p.stem for p in CORPUS.glob("*.sse"))

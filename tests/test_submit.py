@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_validate_results import SERVICED, make_project
 
-from epcore.errors import InputError
-from generator.submit import submit_run
+from epbench.core.errors import InputError
+from epbench.generator.submit import submit_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from test_validate_results import AGENTIC, EMULATED, SELF_HOSTED, SERVICED, load, make_project, save
 
-from generator.downloads import read_csv, read_table, write_tables
-from generator.importers import import_results
-from generator.tables import build_tables
+from epbench.generator.downloads import read_csv, read_table, write_tables
+from epbench.generator.importers import import_results
+from epbench.generator.tables import build_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES_DOC = ROOT / "docs" / "tables.md"
@@ -231,7 +231,7 @@ def test_a_folder_without_endpoint_files_lists_the_shipped_endpoints_as_run_find
 
 def test_result_paths_are_what_path_relative_to_gives(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.tables import _Builder, _result_path_slow
+    from epbench.generator.tables import _Builder, _result_path_slow
     monkeypatch.chdir(tmp_path)
     for root in (tmp_path / "results", Path("results"), Path("./results/"), Path("/")):
         builder = _Builder(root, tmp_path, build=1)

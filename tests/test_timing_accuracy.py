@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from epcore.documents import load_document
-from runner.client import EndpointClient
-from runner.emulator.process import start_emulator
-from runner.entry import run_async
+from epbench.core.documents import load_document
+from epbench.runner.client import EndpointClient
+from epbench.runner.emulator.process import start_emulator
+from epbench.runner.entry import run_async
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from runner.transport import LeanTransport
+from epbench.runner.transport import LeanTransport
 
 CONCURRENCY = 16
 

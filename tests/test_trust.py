@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from epcore import evidence
-from epcore.documents import load_document
-from epcore.findings import Finding
-from epcore.rankable import rankability
-from generator.submit import submit_run
-from generator.validate import validate_paths
-from runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from runner.journal import Journal
-from runner.plan import Plan, build_plan
-from runner.workload import load_serving_workload
+from epbench.core import evidence
+from epbench.core.documents import load_document
+from epbench.core.findings import Finding
+from epbench.core.rankable import rankability
+from epbench.generator.submit import submit_run
+from epbench.generator.validate import validate_paths
+from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
+from epbench.runner.journal import Journal
+from epbench.runner.plan import Plan, build_plan
+from epbench.runner.workload import load_serving_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000
@@ -302,12 +302,12 @@ def test_quick_emulated_and_imported_results_build_as_not_ranked_with_their_reas
     import shutil
     from datetime import UTC, datetime
 
-    from epcore.pricing import card_on
-    from generator.downloads import read_csv, read_table, write_tables
-    from generator.importers import import_results
-    from generator.plain_json import records
-    from generator.render import environment, result_context
-    from generator.tables import build_tables
+    from epbench.core.pricing import card_on
+    from epbench.generator.downloads import read_csv, read_table, write_tables
+    from epbench.generator.importers import import_results
+    from epbench.generator.plain_json import records
+    from epbench.generator.render import environment, result_context
+    from epbench.generator.tables import build_tables
 
     project = tmp_path / "project"
     shutil.copytree(ROOT / "tests" / "data" / "endpoints", project / "endpoints")
@@ -375,8 +375,8 @@ def test_inter_token_latency_carries_no_interval_but_per_request_figures_do(
 def _with_old_itl_intervals(path: Path) -> dict[str, Any]:
     """The result as code before the no-ITL-interval rule wrote it: every point's itl_ms with
     its bootstrap ci95 (recomputed from the journal the way that code computed it)."""
-    from epcore.runspec import RunSpec
-    from epcore.summary import summarize_run
+    from epbench.core.runspec import RunSpec
+    from epbench.core.summary import summarize_run
 
     lines = [json.loads(x) for x in gzip.decompress(packed(path).read_bytes()).splitlines()]
     spec = RunSpec.from_json(next(x for x in lines if x.get("type") == "run")["spec"])
@@ -404,8 +404,8 @@ def test_a_changed_inter_token_interval_is_still_caught(submitted: Path) -> None
 def test_a_second_validation_takes_the_verdict_from_the_cache_and_not_from_recomputing(
     submitted: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from generator.checks import evidence as evidence_check
-    from generator.checks import verified
+    from epbench.generator.checks import evidence as evidence_check
+    from epbench.generator.checks import verified
 
     assert findings(submitted) == []
     keys = verified.cache_dir() / "keys"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from epcore.findings import Finding
-from generator.disclosure import disclosure
-from generator.validate import validate_paths
+from epbench.core.findings import Finding
+from epbench.generator.disclosure import disclosure
+from epbench.generator.validate import validate_paths
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
 SERVICED = json.loads(

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epcore.schema import check_schema
-from generator.checks.fast_schema import certainly_valid
+from epbench.core.schema import check_schema
+from epbench.generator.checks.fast_schema import certainly_valid
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [json.loads(p.read_text()) for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from test_validate_results import AGENTIC, SERVICED, load, make_project, save
 
-from epcore.schema import check_schema
-from generator.report import MARKER, md
-from generator.validate import validate_paths
+from epbench.core.schema import check_schema
+from epbench.generator.report import MARKER, md
+from epbench.generator.validate import validate_paths
 
 
 @pytest.fixture
@@ -78,15 +78,15 @@ def test_md_escapes_every_markup_character() -> None:
 
 
 def test_an_unknown_format_is_refused() -> None:
-    from generator.report import Report
+    from epbench.generator.report import Report
 
     with pytest.raises(ValueError, match="yaml"):
         Report().render("yaml")
 
 
 def test_a_huge_report_still_fits_in_one_pull_request_comment(tmp_path: Path) -> None:
-    from epcore.findings import Finding
-    from generator.report import MD_MAX_CHARS, FileStatus, Report
+    from epbench.core.findings import Finding
+    from epbench.generator.report import MD_MAX_CHARS, FileStatus, Report
 
     report = Report()
     for i in range(3000):

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from epcore.findings import Finding
-from generator.checks import CHECKS
-from generator.validate import validate_paths
+from epbench.core.findings import Finding
+from epbench.generator.checks import CHECKS
+from epbench.generator.validate import validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "tests" / "data" / "results"
@@ -176,7 +176,7 @@ def test_a_result_without_a_submitter_under_results_is_rejected(tmp_path: Path) 
 
 
 def test_no_date_in_the_future_uses_one_day_of_slack(tmp_path: Path) -> None:
-    from generator.checks.dates import check_dates
+    from epbench.generator.checks.dates import check_dates
 
     doc = load(make_project(tmp_path), SERVICED)
     doc["finished_at"] = "2026-11-20T23:00:00Z"
@@ -234,7 +234,7 @@ def test_changed_since_checks_only_what_the_branch_adds(tmp_path: Path, monkeypa
 
 def test_changed_since_with_an_unknown_ref_is_one_clear_error(tmp_path: Path,
                                                               monkeypatch: Any) -> None:
-    from epcore.errors import InputError
+    from epbench.core.errors import InputError
 
     project = make_project(tmp_path)
     _git(project, "init", "-q")

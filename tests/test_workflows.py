@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.matrix import MatrixJob
+from epbench.runner.matrix import MatrixJob
 from tests import workflow_steps
 from tests.conftest import ROOT, need
 
@@ -169,13 +169,13 @@ def test_the_comment_workflow_runs_only_the_base_branchs_renderer() -> None:
     # the default branch the workflow runs from, never the pull request's head
     assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
     assert checkout["with"]["persist-credentials"] is False
-    assert checkout["with"]["sparse-checkout"].split() == ["epcore", "generator"]
+    assert checkout["with"]["sparse-checkout"].split() == ["epbench", "epcore", "generator"]
     scripts = "\n".join(step.get("run", "") for _, step in steps(document))
     # Commands in command position: at a line's start or after ; | & ( $(
     ran = re.findall(r"(?:^|[;|&(])\s*(?:[A-Z_]+=\S+\s+)?(pip|python3?|epbench|npm|npx|node|make|"
                      r"git|bash|sh|source|eval|\.)(?=\s)", scripts, flags=re.MULTILINE)
     assert ran == ["python3"], ran
-    assert 'PYTHONPATH="$GITHUB_WORKSPACE/base" python3 -P -m generator.comment' in scripts
+    assert 'PYTHONPATH="$GITHUB_WORKSPACE/base" python3 -P -m epbench.generator.comment' in scripts
     assert "report.md" not in scripts  # no Markdown from the artifact
     render = next(s for _, s in steps(document)
                   if s.get("name") == "Render the comment with the base branch's code")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from epcore.metrics.percentiles import percentile
+from epbench.core.metrics.percentiles import percentile
 
 RECOVERY_TOLERANCE = 1.10
 

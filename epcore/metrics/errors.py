@@ -23,7 +23,7 @@ page point here).
     empty         a 200 answer that finished but carried no content-bearing event
     usage_implausible  a finished answer whose `usage` no stream could carry: a negative
                   count, more output tokens than max_tokens allows, or more visible output
-                  tokens than the bytes that were streamed (epcore.usage_bounds)
+                  tokens than the bytes that were streamed (epbench.core.usage_bounds)
 
 Precedence: a cap or the deadline ends the request at once and wins; inside a finished 200
 stream, stream_error, then truncated, then empty, then usage_implausible. Failed requests are

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from epcore.metrics.wilson import wilson
+from epbench.core.metrics.wilson import wilson
 
 SHARE = 0.97
 ALPHA = 0.01

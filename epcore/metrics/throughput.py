@@ -2,7 +2,7 @@
 
 window_s      = (last measured t_done - first measured t_send) / 1e9   (warm-up excluded;
                 at least 1 ns, so an empty point divides by something); a resumed run sums
-                this over its sending sessions (epcore.summary.window_ns)
+                this over its sending sessions (epbench.core.summary.window_ns)
 system_tps    = output tokens of successful requests completed inside the window / window_s
                 (inside: t_done <= the window's end)
 tps_per_user  = 1000 / TPOT p90 (ms)          (None when no request had 2+ tokens)
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from epcore.metrics.latency import e2e_ms, tpot_ms, ttft_ms
+from epbench.core.metrics.latency import e2e_ms, tpot_ms, ttft_ms
 
 
 def measurement_window(records: Iterable[Mapping[str, Any]]) -> tuple[int, int] | None:

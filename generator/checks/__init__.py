@@ -1,6 +1,6 @@
 """Semantic checks, one module per group; each check has an id, a severity and a fix.
 
-Schema validation comes first (epcore.schema); these run only on schema-valid documents, so
+Schema validation comes first (epbench.core.schema); these run only on schema-valid documents, so
 they can rely on types. `CHECKS` lists every check for the docs and the tests.
 """
 
@@ -10,8 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from epcore.findings import Finding
-from generator.checks import (
+from epbench.core.findings import Finding
+from epbench.generator.checks import (
     agentic,
     dates,
     derived,
@@ -25,10 +25,10 @@ from generator.checks import (
     schedule,
     secrets,
 )
-from generator.checks.base import CHECKS, Check
-from generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
-from generator.checks.layout import check_layout, results_root
-from generator.checks.workload_sha import WorkloadIndex, check_workload_sha
+from epbench.generator.checks.base import CHECKS, Check
+from epbench.generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
+from epbench.generator.checks.layout import check_layout, results_root
+from epbench.generator.checks.workload_sha import WorkloadIndex, check_workload_sha
 
 __all__ = ["CHECKS", "Check", "WorkloadIndex", "check_endpoint", "check_result", "rejected_points"]
 

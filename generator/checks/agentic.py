@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.metrics.passk import pass_hat_k
-from generator.checks.base import check, close, fmt
+from epbench.core.findings import Finding
+from epbench.core.metrics.passk import pass_hat_k
+from epbench.generator.checks.base import check, close, fmt
 
 TASK_COUNTS = check(
     "agentic.task-counts", "reject",

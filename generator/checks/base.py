@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from epcore.findings import Finding, Severity
+from epbench.core.findings import Finding, Severity
 
 REL_TOLERANCE = 0.01
 """Derived values may differ from what they derive from by 1% (rounding in the writer)."""

@@ -1,8 +1,10 @@
 """No build state is committed: the folders `epbench build` would read that are not data.
 
 The build reads the data folders (`results/`, `workloads/`, `endpoints/`, judged file by file
-in `generator.checks.data_files`) and the code and site sources that ship with epbench. It keeps
-its cache outside the checkout (`generator.build_cache`), and it writes `_site/`. A committed
+in `epbench.generator.checks.data_files`) and the code and site sources that ship with epbench. It
+keeps
+its cache outside the checkout (`epbench.generator.build_cache`), and it writes `_site/`. A
+committed
 copy of either is state a pull request could plant for the build to publish:
 
     .cache/   at any depth: a build cache (where epbench kept one before), or any tool's
@@ -12,7 +14,7 @@ copy of either is state a pull request could plant for the build to publish:
 Each such folder is one `file.build-state` line, however many files it holds. "Committed"
 means what git tracks or would add (untracked and not ignored); outside a git checkout
 nothing is committed (a folder there is the user's own build, which the build never reads
-back without its cache's record of it: `generator.site`).
+back without its cache's record of it: `epbench.generator.site`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from epcore.findings import Finding
-from epcore.git import GitError, run_git
-from generator.checks.base import check
-from generator.checks.data_files import DATA_FOLDERS
+from epbench.core.findings import Finding
+from epbench.core.git import GitError, run_git
+from epbench.generator.checks.base import check
+from epbench.generator.checks.data_files import DATA_FOLDERS
 
 STATE = check(
     "file.build-state", "reject",

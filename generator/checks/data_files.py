@@ -23,9 +23,9 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-from epcore.findings import Finding
-from epcore.provenance import BUNDLE_SUFFIX
-from generator.checks.base import check
+from epbench.core.findings import Finding
+from epbench.core.provenance import BUNDLE_SUFFIX
+from epbench.generator.checks.base import check
 
 DATA_FOLDERS = ("results", "workloads", "endpoints")
 DOCUMENT_SUFFIXES = {

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from epcore.findings import Finding
-from generator.checks.base import check
+from epbench.core.findings import Finding
+from epbench.generator.checks.base import check
 
 FUTURE_SLACK = timedelta(days=1)
 

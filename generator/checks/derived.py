@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.metrics.throughput import system_tps, tps_per_user
-from generator.checks.base import check, close, fmt
+from epbench.core.findings import Finding
+from epbench.core.metrics.throughput import system_tps, tps_per_user
+from epbench.generator.checks.base import check, close, fmt
 
 TPS_PER_USER = check(
     "derived.tps-per-user", "reject-point",

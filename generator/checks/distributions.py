@@ -15,9 +15,9 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.metrics.percentiles import MIN_SAMPLES, insufficient
-from generator.checks.base import check, fmt
+from epbench.core.findings import Finding
+from epbench.core.metrics.percentiles import MIN_SAMPLES, insufficient
+from epbench.generator.checks.base import check, fmt
 
 P90_MIN_SAMPLES = MIN_SAMPLES["p90"]
 P99_MIN_SAMPLES = MIN_SAMPLES["p99"]
@@ -102,7 +102,8 @@ def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
     """Findings for one distribution object named `name` at pointer `where`.
 
     partial_ok: imported results may lack percentiles their source tool did not report, and a
-    zero time in one is flagged (generator.checks.imported_bounds), not dropped: the point stays."""
+    zero time in one is flagged (epbench.generator.checks.imported_bounds), not dropped: the point
+    stays."""
     n = dist["n"]
     values = [dist.get(k) for k in _KEYS]
     if not partial_ok and _clean(dist, name, n, values):

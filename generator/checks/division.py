@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.pricing import cards, is_per_token
-from generator.checks.base import check
+from epbench.core.findings import Finding
+from epbench.core.pricing import cards, is_per_token
+from epbench.generator.checks.base import check
 
 SERVICED_CARD = check(
     "price.serviced-per-token", "reject",

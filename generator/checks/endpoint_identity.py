@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from epcore.documents import DocumentError, load_document
-from epcore.findings import Finding
-from epcore.paths import shipped
-from epcore.pricing import card_on
-from epcore.schema import check_schema, kind_of
-from generator.checks.base import check
-from generator.checks.dates import run_date
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.findings import Finding
+from epbench.core.paths import shipped
+from epbench.core.pricing import card_on
+from epbench.core.schema import check_schema, kind_of
+from epbench.generator.checks.base import check
+from epbench.generator.checks.dates import run_date
 
 UNKNOWN = check(
     "endpoint.unknown", "reject", "the result's endpoint id has a file under endpoints/",

@@ -3,19 +3,20 @@
 A result that pins a journal (`evidence`: sha256, lines, bytes) must have it beside it
 (`<stem>.events.jsonl.gz`, or `events.jsonl` in a run folder). The journal's bytes must hash to
 the pinned sha256; then every published figure is recomputed with the functions the runner
-used (epcore.summary for points, Pareto, retries, burst and resumes; epcore.agentic_summary for
+used (epbench.core.summary for points, Pareto, retries, burst and resumes;
+epbench.core.agentic_summary for
 the agentic section) and compared: counts and other integers exactly, other numbers to 1e-9
 relative. The first figure that differs is named with its pointer, the value in the file and
 the recomputed one. A result whose requests all failed measured nothing and is rejected. A
 request the journal calls ok must report usage its streamed bytes and max_tokens allow
-(generator.checks.usage).
+(epbench.generator.checks.usage).
 
 Request lines may carry what the server said (`response_id`, `server_headers`): when they
 do, those must be what the runner keeps (epcore/server_evidence.py: allow-listed names,
 bounded printable values, nothing credential-shaped), else the journal is `evidence.journal`.
 
 Results without `evidence` (written before journals were submitted, or imported) are not
-errors: they are "no evidence, not ranked" (epcore.rankable).
+errors: they are "no evidence, not ranked" (epbench.core.rankable).
 """
 
 from __future__ import annotations
@@ -25,19 +26,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from epcore import evidence
-from epcore.agentic_summary import summarize as summarize_agentic
-from epcore.findings import Finding
-from epcore.journal_lines import complete_records
-from epcore.round_trips import round_trips
-from epcore.runspec import RunSpec
-from epcore.server_evidence import line_problem
-from epcore.summary import all_failed, summarize_run
-from epcore.trial_record import TrialRecord
-from generator.checks import verified, workload_plan
-from generator.checks.base import check, fmt
-from generator.checks.usage import check_usage
-from generator.checks.workload_sha import WorkloadIndex
+from epbench.core import evidence
+from epbench.core.agentic_summary import summarize as summarize_agentic
+from epbench.core.findings import Finding
+from epbench.core.journal_lines import complete_records
+from epbench.core.round_trips import round_trips
+from epbench.core.runspec import RunSpec
+from epbench.core.server_evidence import line_problem
+from epbench.core.summary import all_failed, summarize_run
+from epbench.core.trial_record import TrialRecord
+from epbench.generator.checks import verified, workload_plan
+from epbench.generator.checks.base import check, fmt
+from epbench.generator.checks.usage import check_usage
+from epbench.generator.checks.workload_sha import WorkloadIndex
 
 REL = 1e-9
 
@@ -69,7 +70,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str,
                    index: WorkloadIndex | None = None) -> list[Finding]:
     """Findings for a schema-valid result: its journal (streamed: lines of known shape, no
     more requests than the plan sends), the plan of the workload it claims
-    (generator.checks.workload_plan, with `index`), and each figure recomputed."""
+    (epbench.generator.checks.workload_plan, with `index`), and each figure recomputed."""
     pinned = result.get("evidence")
     if pinned is None:
         return []

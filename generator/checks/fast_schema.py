@@ -4,7 +4,7 @@ jsonschema walks a result's nested `$ref`s through the `referencing` registry an
 ~15-60 ms per result on this machine; a tree of 10,000 results would take minutes. This module
 compiles our schemas once into plain Python closures that answer only "certainly valid?".
 When the answer is yes, jsonschema would find nothing; when it is no (or the schema uses
-anything this compiler does not know), `epcore.schema.check_schema` runs as before and
+anything this compiler does not know), `epbench.core.schema.check_schema` runs as before and
 produces the findings with their pointers. The fast path is never more lenient: every keyword
 it does not implement makes it answer no, and a property test compares both on mutated files.
 """
@@ -18,8 +18,8 @@ from datetime import date, datetime
 from functools import cache
 from typing import Any, cast
 
-from epcore.paths import schemas_dir
-from epcore.schema import KINDS, ecma_regex
+from epbench.core.paths import schemas_dir
+from epbench.core.schema import KINDS, ecma_regex
 
 Check = Callable[[Any], bool]
 _ANNOTATIONS = frozenset({

@@ -16,8 +16,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from epcore.findings import Finding
-from generator.checks.base import check
+from epbench.core.findings import Finding
+from epbench.generator.checks.base import check
 
 CHARACTERS = check(
     "identity.characters", "reject",

@@ -14,12 +14,13 @@ in the `flags` column, never ranked), not rejected: the numbers come from anothe
   concurrency point no more requests completed than the concurrency allows (Little's law:
   completed x mean latency <= concurrency x window, with the mean TTFT, or E2E, as latency).
 - timing: every carried time (percentiles and means of the latency distributions) is > 0.
-  Non-finite values never reach a result: the safe loader (epcore.documents) refuses a file
+  Non-finite values never reach a result: the safe loader (epbench.core.documents) refuses a file
   carrying one, an importer's input as much as a result.
 
-The window against the latencies is in generator.checks.plausible, which flags imported results
+The window against the latencies is in epbench.generator.checks.plausible, which flags imported
+results
 the same way. No round-trip bound applies to them: the only round trips that bound a latency
-are the ones epbench's runner measured and journaled (epcore.round_trips), and an imported
+are the ones epbench's runner measured and journaled (epbench.core.round_trips), and an imported
 result has no journal (a `client.rtt_ms` it carries is the submitter's word).
 """
 
@@ -27,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from epcore.findings import Finding
-from generator.checks.base import check, fmt
+from epbench.core.findings import Finding
+from epbench.generator.checks.base import check, fmt
 
 SLACK = 1e-9
 """Relative: a bound is broken only beyond rounding in the last digits."""

@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from epcore.findings import Finding
-from generator.checks.base import check
-from generator.checks.dates import run_date
+from epbench.core.findings import Finding
+from epbench.generator.checks.base import check
+from epbench.generator.checks.dates import run_date
 
 LAYOUT = check(
     "layout.path", "reject",

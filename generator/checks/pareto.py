@@ -1,6 +1,6 @@
 """The Pareto frontier a result states agrees with its points.
 
-The frontier is epcore.metrics.pareto.frontier (its docstring holds the one dominance rule);
+The frontier is epbench.core.metrics.pareto.frontier (its docstring holds the one dominance rule);
 the stated one may name any of several points that share an exact position.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.metrics.pareto import frontier
-from generator.checks.base import check, close, fmt
+from epbench.core.findings import Finding
+from epbench.core.metrics.pareto import frontier
+from epbench.generator.checks.base import check, close, fmt
 
 PARETO = check(
     "pareto.consistent", "reject",

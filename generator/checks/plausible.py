@@ -2,20 +2,20 @@
 
 - no TTFT or end-to-end latency (p50, from the send or the schedule) below the fastest round
   trip to the endpoint that the runner measured and journaled (`round_trips.min_ms`,
-  recomputed from the journal's session lines: epcore.round_trips): an answer needs at least
+  recomputed from the journal's session lines: epbench.core.round_trips): an answer needs at least
   one round trip; TTFT written in seconds into a millisecond field lands here. The submitter's
   own `client.rtt_ms` bounds nothing, and a result without journaled round trips is not ranked
-  (epcore.rankable `no-rtt`)
+  (epbench.core.rankable `no-rtt`)
 - no point whose window is shorter than its own median end-to-end latency (a request lies
   inside the window it is counted in): a window of 5e-324 s lands here
 - imported results carry what their tool reported, and no journaled round trip (so no round-trip
   bound): as their window spans the whole run, the window is held against the largest TTFT or
   end-to-end percentile they carry
 - with the journal: `tps_per_user` no higher than the fastest measured inter-token gap allows
-  (a gap carrying k tokens allows k tokens in it), checked in generator.checks.evidence
+  (a gap carrying k tokens allows k tokens in it), checked in epbench.generator.checks.evidence
 
 An epbench result outside a bound is rejected; an imported one is flagged (its numbers come
-from another tool, which cannot be re-run here); generator.checks.imported_bounds holds the
+from another tool, which cannot be re-run here); epbench.generator.checks.imported_bounds holds the
 other bounds on imported results.
 """
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from epcore.findings import Finding
-from generator.checks.base import check, fmt
+from epbench.core.findings import Finding
+from epbench.generator.checks.base import check, fmt
 
 BELOW_RTT = check(
     "plausible.below-rtt", "reject",

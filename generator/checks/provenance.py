@@ -1,10 +1,10 @@
 """Provenance at validation: each result's tier, and the identities only attested results use.
 
-`tier_of(result, path, digest, project)` decides the tier (epcore.provenance):
+`tier_of(result, path, digest, project)` decides the tier (epbench.core.provenance):
 
 - no `<stem>.sigstore.json` beside the result: self-reported, "no attestation bundle" (every
   result written before attestations existed loads this way);
-- a bundle: generator.checks.attestation verifies it offline against the repository's policy
+- a bundle: epbench.generator.checks.attestation verifies it offline against the repository's policy
   (`.github/attestation-policy.yaml` in the project) over the sha256 of the result's bytes and
   of its journal; whatever fails there is self-reported with the one-line reason it gives.
 
@@ -20,11 +20,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from epcore import evidence
-from epcore.digests import sha256_file
-from epcore.findings import Finding
-from epcore.provenance import ATTESTED, BUNDLE_SUFFIX, Provenance, self_reported
-from generator.checks.base import check
+from epbench.core import evidence
+from epbench.core.digests import sha256_file
+from epbench.core.findings import Finding
+from epbench.core.provenance import ATTESTED, BUNDLE_SUFFIX, Provenance, self_reported
+from epbench.generator.checks.base import check
 
 NO_BUNDLE = "no attestation bundle"
 RESERVED = re.compile(r"epbench(?:[-._].*)?", re.DOTALL)
@@ -48,7 +48,7 @@ def tier_of(result: dict[str, Any], path: Path, digest: str, project: Path | Non
     bundle = bundle_path(path)
     if not bundle.is_file() or bundle.is_symlink():
         return self_reported(NO_BUNDLE)
-    from generator.checks.attestation import POLICY_PATH, load_policy, verify_result_bundle
+    from epbench.generator.checks.attestation import POLICY_PATH, load_policy, verify_result_bundle
 
     if project is None or not (project / POLICY_PATH).is_file():
         return self_reported(f"a bundle, but no {POLICY_PATH} to verify it against")

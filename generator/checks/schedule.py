@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.paths import workload_ids
-from generator.checks.base import check
+from epbench.core.findings import Finding
+from epbench.core.paths import workload_ids
+from epbench.generator.checks.base import check
 
 UNKNOWN_WORKLOAD = check(
     "endpoint.schedule-workload", "reject", "every scheduled workload id names a workload file",

@@ -1,7 +1,7 @@
 """No file may carry something that looks like a credential.
 
 Endpoint files name the environment variable that holds a key (`api_key_env`), never the key.
-Every string (and key) in every document is scanned with the rules of `epcore.credentials`:
+Every string (and key) in every document is scanned with the rules of `epbench.core.credentials`:
 well-known key prefixes, random hex runs (a 32-digit lower-case hex key is Azure's shape) and
 long high-entropy base64-like tokens. A hex run is accepted only where the document holds a
 digest or an id made from one: under a key named like `sha256`, `git_sha`, `commit`, `digest`
@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from epcore.credentials import (
+from epbench.core.credentials import (
     PREFIXES,
     TOKEN,
     entropy,
@@ -25,9 +25,9 @@ from epcore.credentials import (
     random_hex,
     token_is_secret,
 )
-from epcore.findings import Finding, pointer_from_path
-from epcore.secret_binding import reserved_env
-from generator.checks.base import check
+from epbench.core.findings import Finding, pointer_from_path
+from epbench.core.secret_binding import reserved_env
+from epbench.generator.checks.base import check
 
 __all__ = ["KEY_ENV", "SECRET", "check_key_env", "entropy", "looks_like_secret", "scan"]
 
@@ -135,7 +135,7 @@ def scan(document: Any, file: str, text: str | None = None) -> list[Finding]:
 
 def check_key_env(endpoint: dict[str, Any], file: str, pointer: str = "") -> list[Finding]:
     """api_key_env names a variable, not the key itself, and not one `epbench matrix` refuses
-    (`epcore.secret_binding.reserved_env`)."""
+    (`epbench.core.secret_binding.reserved_env`)."""
     value = endpoint.get("api_key_env")
     if value is None:
         return []

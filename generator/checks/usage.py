@@ -1,5 +1,5 @@
 """Usage held to what was streamed, recomputed from the journal: the runner classes a request
-whose `usage` no stream could carry as `usage_implausible` (epcore.usage_bounds); a journal
+whose `usage` no stream could carry as `usage_implausible` (epbench.core.usage_bounds); a journal
 that calls such a request `ok` was not written as the run ran, and is rejected.
 
 The bounds read the line's own counts and streamed bytes, the result's `settings.max_tokens`
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from epcore.findings import Finding
-from epcore.usage_bounds import Streamed, implausible
-from generator.checks.base import check
+from epbench.core.findings import Finding
+from epbench.core.usage_bounds import Streamed, implausible
+from epbench.generator.checks.base import check
 
 USAGE = check(
     "evidence.usage", "reject",

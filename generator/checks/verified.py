@@ -11,7 +11,7 @@ remembered under a key made of
 
 so any change to the journal, to a figure or to the maths misses the cache and recomputes.
 Only passes are remembered; the cache is one append-only file of keys, a line each
-(`verified/keys`), kept outside the repository (`epcore.paths.user_cache_dir`), so
+(`verified/keys`), kept outside the repository (`epbench.core.paths.user_cache_dir`), so
 nothing a pull request contains can add to it. Validation workers append to it at once (each
 line is one write of 65 bytes to a file opened for appending, which the kernel keeps whole)
 and each process reads only what was appended since it last looked.
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from epcore.paths import user_cache_dir
+from epbench.core.paths import user_cache_dir
 
 _FIGURES = ("points", "pareto", "retries", "burst", "resumes", "agentic")
 _CODE = ("summary.py", "agentic_summary.py", "runspec.py", "trial_record.py", "cost_ledger.py",
@@ -42,11 +42,12 @@ def cache_dir() -> Path:
 
 @cache
 def code_fingerprint() -> str:
-    """sha256 over the recomputing code (epcore's maths and this check) and numpy's version."""
-    import epcore
+    """sha256 over the recomputing code (epbench.core's maths and this check) and numpy's
+    version."""
+    import epbench.core
 
     digest = hashlib.sha256(np.__version__.encode())
-    base = Path(epcore.__file__).parent
+    base = Path(epbench.core.__file__).parent
     files = [base / name for name in _CODE]
     files += sorted((base / "metrics").glob("*.py"))
     files += [Path(__file__).with_name(n) for n in ("evidence.py", "workload_plan.py")]

@@ -1,5 +1,5 @@
 """The workload is the one claimed: the plan rebuilt from the workload file with the claimed
-sha256 (epcore.workload_plan, the functions the runner planned with) and the result's seed and
+sha256 (epbench.core.workload_plan, the functions the runner planned with) and the result's seed and
 `--quick` setting is compared with the journal.
 
     settings     seed, max_tokens, ignore_eos, temperature, top_p, retry equal the workload's
@@ -11,7 +11,7 @@ sha256 (epcore.workload_plan, the functions the runner planned with) and the res
                  exactly its planned requests
 
 The first difference is one `workload.plan` line. A result without a journal is not compared
-(it is not ranked: epcore.rankable). A plan is rebuilt only up to MAX_PLANNED requests.
+(it is not ranked: epbench.core.rankable). A plan is rebuilt only up to MAX_PLANNED requests.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from epcore.documents import DocumentError, parse_document
-from epcore.findings import Finding
-from epcore.runspec import RunSpec
-from epcore.schema import check_schema
-from epcore.workload_plan import PlannedPoint, plan_points, planned_requests, run_spec
-from generator.checks.base import check
-from generator.checks.workload_sha import WorkloadIndex
+from epbench.core.documents import DocumentError, parse_document
+from epbench.core.findings import Finding
+from epbench.core.runspec import RunSpec
+from epbench.core.schema import check_schema
+from epbench.core.workload_plan import PlannedPoint, plan_points, planned_requests, run_spec
+from epbench.generator.checks.base import check
+from epbench.generator.checks.workload_sha import WorkloadIndex
 
 MAX_PLANNED = 2_000_000
 """Requests a rebuilt plan may hold (about 12 bytes each): ten times the largest shipped

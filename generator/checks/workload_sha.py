@@ -7,7 +7,7 @@ searched (`git log --format=%H -- <file>`, then `git cat-file blob <commit>:<fil
 and every hash is cached, so a tree of 10,000 results reads each workload's history once.
 
 git runs only on the checkout that holds the `workloads/` folder, named explicitly
-(`epcore.git`): never on a repository git would discover from the workload's own folder, which
+(`epbench.core.git`): never on a repository git would discover from the workload's own folder, which
 a pull request can fill with a `HEAD`, `objects/` and a `config` naming a program to run.
 """
 
@@ -17,11 +17,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import DocumentError, load_document
-from epcore.findings import Finding
-from epcore.git import GitError, run_git
-from epcore.paths import shipped
-from generator.checks.base import check
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.findings import Finding
+from epbench.core.git import GitError, run_git
+from epbench.core.paths import shipped
+from epbench.generator.checks.base import check
 
 GIT_TIMEOUT_S = 20
 MAX_HISTORY = 200

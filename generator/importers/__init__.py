@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from epcore.errors import InputError
+from epbench.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,11 @@ IMPORTERS: dict[str, Importer] = {
     importer.kind: importer
     for importer in (
         Importer("mlperf-endpoints", "an MLPerf Endpoints submission folder (or one inside it)",
-                 "generator.importers.mlperf_endpoints"),
+                 "epbench.generator.importers.mlperf_endpoints"),
         Importer("vllm-bench", "a file written by `vllm bench serve --save-result`",
-                 "generator.importers.vllm_bench"),
+                 "epbench.generator.importers.vllm_bench"),
         Importer("bfcl", "the bfcl-eval wheel or its data folder (writes workloads to --out)",
-                 "generator.importers.bfcl", writes="workloads"),
+                 "epbench.generator.importers.bfcl", writes="workloads"),
     )
 }
 FORMATS = tuple(IMPORTERS)
@@ -59,7 +59,7 @@ def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None
     importer = IMPORTERS.get(fmt)
     if importer is None:
         raise InputError(f"unknown import format {fmt!r}: use one of {', '.join(FORMATS)}")
-    from generator.importers.common import write_results
+    from epbench.generator.importers.common import write_results
 
     return write_results(importer.convert(path, when), out, submitter)
 

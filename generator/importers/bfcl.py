@@ -29,9 +29,9 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-from epcore.errors import InputError
-from generator.checks import secrets
-from generator.importers.bfcl_source import CATEGORIES, Entry, Source
+from epbench.core.errors import InputError
+from epbench.generator.checks import secrets
+from epbench.generator.importers.bfcl_source import CATEGORIES, Entry, Source
 
 MAX_EXPANSIONS = 512
 TYPES = {
@@ -310,5 +310,6 @@ def import_bfcl(
 
 
 def write(path: Path, out: Path, sample: int | None, seed: int) -> list[Path]:
-    """The registry's entry point (`generator.importers.import_workloads`): every category."""
+    """The registry's entry point (`epbench.generator.importers.import_workloads`): every
+    category."""
     return import_bfcl(path, out, sample=sample, seed=seed)

@@ -1,6 +1,6 @@
 """The shape of BFCL's JSON lines, checked before the importer converts them.
 
-The conversion (`generator.importers.bfcl`) reads entries as BFCL writes them: a question of
+The conversion (`epbench.generator.importers.bfcl`) reads entries as BFCL writes them: a question of
 messages with a role and text, functions with a name and JSON-Schema-like parameters, answers
 mapping one function name to its arguments' accepted values. A line of any other shape is one
 `ShapeError` naming the JSON pointer that is wrong, so the importer says where instead of

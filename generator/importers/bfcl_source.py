@@ -11,7 +11,7 @@ size zlib bounds, so a member that declares 100 bytes and inflates to 200 MB cos
 of memory; only stored and deflated members are read (bzip2 and LZMA cannot be bounded that
 way). Every malformed input (not a zip, a truncated one, a bad CRC, text that is not UTF-8 or
 JSON, an entry of another shape) is one `InputError` naming the file, the line and what is
-wrong (`generator.importers.bfcl_shape`).
+wrong (`epbench.generator.importers.bfcl_shape`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from epcore.errors import InputError
-from generator.importers.bfcl_shape import ShapeError, answer_shape, entry_shape
+from epbench.core.errors import InputError
+from epbench.generator.importers.bfcl_shape import ShapeError, answer_shape, entry_shape
 
 CATEGORIES = (
     "simple_python",

@@ -8,15 +8,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from epcore import __version__
-from epcore.errors import InputError
-from epcore.metrics.errors import CLASSES_IN_EVERY_RESULT
-from epcore.metrics.percentiles import insufficient
-from epcore.schema import check_schema
-from generator.checks.layout import expected_relpath
-from generator.submit import ID_PATTERN
+from epbench.core import __version__
+from epbench.core.errors import InputError
+from epbench.core.metrics.errors import CLASSES_IN_EVERY_RESULT
+from epbench.core.metrics.percentiles import insufficient
+from epbench.core.schema import check_schema
+from epbench.generator.checks.layout import expected_relpath
+from epbench.generator.submit import ID_PATTERN
 
-# Imported results carry the classes every result has (the taxonomy: epcore.metrics.errors).
+# Imported results carry the classes every result has (the taxonomy: epbench.core.metrics.errors).
 ERROR_CLASSES = CLASSES_IN_EVERY_RESULT
 UNKNOWN_BASE_URL = "http://unknown.invalid/v1"
 

@@ -24,11 +24,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import DocumentError, load_document
-from epcore.errors import InputError
-from epcore.metrics.pareto import frontier
-from epcore.metrics.throughput import system_tps, tps_per_user
-from generator.importers.common import (
+from epbench.core.documents import DocumentError, load_document
+from epbench.core.errors import InputError
+from epbench.core.metrics.pareto import frontier
+from epbench.core.metrics.throughput import system_tps, tps_per_user
+from epbench.generator.importers.common import (
     UNKNOWN_BASE_URL,
     date_missing,
     digest,

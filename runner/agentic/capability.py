@@ -21,8 +21,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from epcore.errors import RunError
-from runner.agentic.model import Workload
+from epbench.core.errors import RunError
+from epbench.runner.agentic.model import Workload
 
 FEATURE = "streamed_tool_calls"
 NON_STREAMED = "non-streamed"

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.agentic import pointer
-from runner.agentic.matching import accepts, call_matches, describe, equal
-from runner.agentic.model import Checks, ExpectedCall
+from epbench.runner.agentic import pointer
+from epbench.runner.agentic.matching import accepts, call_matches, describe, equal
+from epbench.runner.agentic.model import Checks, ExpectedCall
 
 __all__ = ["Observed", "ObservedCall", "accepts", "call_matches", "describe", "evaluate"]
 

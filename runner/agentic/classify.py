@@ -17,8 +17,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from runner.agentic.assemble import AssembledCall
-from runner.agentic.model import Tool
+from epbench.runner.agentic.assemble import AssembledCall
+from epbench.runner.agentic.model import Tool
 
 EXECUTABLE = frozenset({"ok", "missing_id", "duplicate_id"})
 

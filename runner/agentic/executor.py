@@ -1,7 +1,8 @@
 """Running an agentic workload: every task, `trials` times, and the result's `agentic` section.
 
-`run_agentic(ctx, loaded)` is what `epbench run` calls (through `runner.entry`) for a file of
-kind `agentic-workload`, already read and schema-checked by `runner.workload`. The journal's
+`run_agentic(ctx, loaded)` is what `epbench run` calls (through `epbench.runner.entry`) for a file
+of
+kind `agentic-workload`, already read and schema-checked by `epbench.runner.workload`. The journal's
 first line names the tasks and the trials per task, what `epbench validate` needs to recompute
 the section. Trials already finished in the journal of a resumed run are read back, not run
 again.
@@ -12,12 +13,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from epcore.agentic_summary import summarize
-from epcore.trial_record import TrialRecord
-from runner.agentic.model import Workload, load_workload
-from runner.agentic.trial import TrialRun
-from runner.context import RunContext
-from runner.workload import LoadedWorkload
+from epbench.core.agentic_summary import summarize
+from epbench.core.trial_record import TrialRecord
+from epbench.runner.agentic.model import Workload, load_workload
+from epbench.runner.agentic.trial import TrialRun
+from epbench.runner.context import RunContext
+from epbench.runner.workload import LoadedWorkload
 
 
 def finished_trials(records: list[dict[str, Any]]) -> dict[tuple[str, int], TrialRecord]:
@@ -40,7 +41,7 @@ async def run_agentic(
     """Run every task's trials against `ctx.client`; the result's `agentic` section.
 
     `workload` is the typed workload as it will run (a declared fallback may have changed its
-    settings: runner.agentic.capability); by default, the loaded file's."""
+    settings: epbench.runner.agentic.capability); by default, the loaded file's."""
     workload_doc = loaded.doc
     if workload is None:
         workload = load_workload(workload_doc)
@@ -94,7 +95,7 @@ def _progress(ctx: RunContext, label: str, total: int, done_before: int,
     if getattr(ctx, "progress", False) in (False, "off"):
         return None
     try:
-        from runner.progress import PointProgress
+        from epbench.runner.progress import PointProgress
     except ImportError:
         return None
     return PointProgress(label, total, ctx.progress, done_before, unit="trials",

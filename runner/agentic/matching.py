@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from runner.agentic.model import ExpectedCall, Match
+from epbench.runner.agentic.model import ExpectedCall, Match
 
 DEFAULT_MATCH = Match()
 _BFCL_DROPPED = re.compile(r"[ ,./\-_*^]")

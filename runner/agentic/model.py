@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.retry import RetryPolicy
+from epbench.runner.retry import RetryPolicy
 
 # Agentic runs retry transport failures by default: a task should survive a 429.
 AGENTIC_RETRY = RetryPolicy(enabled=True, max_retries=3, backoff_s=0.25, backoff_max_s=8.0)

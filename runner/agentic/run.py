@@ -7,17 +7,17 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from epcore import evidence
-from epcore.round_trips import round_trips
-from runner.agentic.capability import FEATURE, apply_fallback, streamed_tools_refusal
-from runner.agentic.model import load_workload
-from runner.bounds import Bounds
-from runner.context import bounds_for, open_context
-from runner.endpoint import Endpoint
-from runner.header import result_document, result_header
-from runner.journal import Journal
-from runner.loop import run_async
-from runner.run_folder import (
+from epbench.core import evidence
+from epbench.core.round_trips import round_trips
+from epbench.runner.agentic.capability import FEATURE, apply_fallback, streamed_tools_refusal
+from epbench.runner.agentic.model import load_workload
+from epbench.runner.bounds import Bounds
+from epbench.runner.context import bounds_for, open_context
+from epbench.runner.endpoint import Endpoint
+from epbench.runner.header import result_document, result_header
+from epbench.runner.journal import Journal
+from epbench.runner.loop import run_async
+from epbench.runner.run_folder import (
     JOURNAL_FILE,
     PLAN_FILE,
     RESULT_FILE,
@@ -28,7 +28,7 @@ from runner.run_folder import (
     say,
     write_json_atomic,
 )
-from runner.workload import LoadedWorkload
+from epbench.runner.workload import LoadedWorkload
 
 AGENTIC_CONNECTIONS = 64
 
@@ -92,7 +92,7 @@ def run_agentic_workload(
     used: list[dict[str, str]] = []
 
     async def go(journal: Journal) -> dict[str, Any]:
-        from runner.agentic.executor import run_agentic
+        from epbench.runner.agentic.executor import run_agentic
 
         async with open_context(
             ep, base_url, run_id, run_dir, journal, records,

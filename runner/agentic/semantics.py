@@ -15,11 +15,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
-from epcore.findings import Finding
-from runner.agentic import pointer
-from runner.agentic.checks import Observed, ObservedCall, evaluate
-from runner.agentic.model import Task, Workload, load_workload
-from runner.agentic.tools import ToolBox
+from epbench.core.findings import Finding
+from epbench.runner.agentic import pointer
+from epbench.runner.agentic.checks import Observed, ObservedCall, evaluate
+from epbench.runner.agentic.model import Task, Workload, load_workload
+from epbench.runner.agentic.tools import ToolBox
 
 
 def simulate_reference(workload: Workload, task: Task, run_seed: int = 0) -> Observed:

@@ -16,8 +16,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from runner.agentic import pointer
-from runner.agentic.model import Fault, Tool, Workload
+from epbench.runner.agentic import pointer
+from epbench.runner.agentic.model import Fault, Tool, Workload
 
 Z99 = 2.3263478740408408  # standard normal quantile at 0.99
 

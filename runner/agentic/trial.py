@@ -14,14 +14,14 @@ import json
 import time
 from typing import Any, Protocol
 
-from epcore.cost_ledger import CostLedger, tag_after
-from epcore.trial_record import TrialRecord, traceback_summary
-from runner.agentic.assemble import AssembledMessage, assemble
-from runner.agentic.checks import Observed, ObservedCall, call_matches, evaluate
-from runner.agentic.classify import ClassifiedCall, Classifier
-from runner.agentic.model import Task, Workload
-from runner.agentic.tools import ToolBox, ToolResult, error_content
-from runner.retry import AGENTIC_RETRYABLE, send_with_retries
+from epbench.core.cost_ledger import CostLedger, tag_after
+from epbench.core.trial_record import TrialRecord, traceback_summary
+from epbench.runner.agentic.assemble import AssembledMessage, assemble
+from epbench.runner.agentic.checks import Observed, ObservedCall, call_matches, evaluate
+from epbench.runner.agentic.classify import ClassifiedCall, Classifier
+from epbench.runner.agentic.model import Task, Workload
+from epbench.runner.agentic.tools import ToolBox, ToolResult, error_content
+from epbench.runner.retry import AGENTIC_RETRYABLE, send_with_retries
 
 _clock = time.perf_counter_ns
 
@@ -168,7 +168,7 @@ class TrialRun:
     async def _send(
         self, body: dict[str, Any], tag: str
     ) -> tuple[AssembledMessage, list[ClassifiedCall]] | None:
-        """One request, with transport retries (runner.retry, AGENTIC_RETRYABLE); None when
+        """One request, with transport retries (epbench.runner.retry, AGENTIC_RETRYABLE); None when
         the endpoint failed it for good."""
         last: list[tuple[AssembledMessage, list[ClassifiedCall]]] = []
 
@@ -276,7 +276,7 @@ class TrialRun:
                 "reasoning_tokens": getattr(res, "reasoning_tokens", None),
                 "cache_read_tokens": getattr(res, "cache_read_tokens", None),
                 "cache_write_tokens": getattr(res, "cache_write_tokens", None),
-                # streamed evidence (epcore.journal_lines.STREAMED_FIELDS)
+                # streamed evidence (epbench.core.journal_lines.STREAMED_FIELDS)
                 "content_bytes": getattr(res, "content_bytes", 0),
                 "tool_calls": getattr(res, "tool_calls", 0),
                 "sse_events": getattr(res, "sse_events", 0),

@@ -1,4 +1,4 @@
-"""The wire APIs epbench speaks, one module each, behind one seam (`runner.apis.base.Api`).
+"""The wire APIs epbench speaks, one module each, behind one seam (`epbench.runner.apis.base.Api`).
 
 Every caller (the serving runner, the agentic executor) builds one chat-shaped request body
 (`messages` with `tool_calls` and `tool` turns, `tools` in chat-completions form); the
@@ -10,10 +10,10 @@ corpus under tests/streams/.
 
 from __future__ import annotations
 
-from runner.apis.anthropic_messages import ANTHROPIC_MESSAGES
-from runner.apis.base import Api, Translator
-from runner.apis.openai_chat import OPENAI_CHAT
-from runner.apis.openai_responses import OPENAI_RESPONSES
+from epbench.runner.apis.anthropic_messages import ANTHROPIC_MESSAGES
+from epbench.runner.apis.base import Api, Translator
+from epbench.runner.apis.openai_chat import OPENAI_CHAT
+from epbench.runner.apis.openai_responses import OPENAI_RESPONSES
 
 APIS: dict[str, Api] = {
     api.name: api for api in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.apis.base import (
+from epbench.runner.apis.base import (
     Api,
     Json,
     OutOfOrder,

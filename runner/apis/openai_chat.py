@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.apis.base import Api, Json
+from epbench.runner.apis.base import Api, Json
 
 
 def _auth(api_key: str | None) -> dict[str, str]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.apis.base import (
+from epbench.runner.apis.base import (
     Api,
     Json,
     as_int,

@@ -12,12 +12,12 @@ Public face:
 See DESIGN.md beside this file.
 """
 
-from runner.emulator.faults import FAULT_CLASSES, FAULT_KINDS
-from runner.emulator.process import EmulatorProcess, start_emulator
-from runner.emulator.script import Script
-from runner.emulator.server import serve
-from runner.emulator.settings import EmulatorSettings, load_endpoint
-from runner.emulator.tokens import count_prompt_tokens
+from epbench.runner.emulator.faults import FAULT_CLASSES, FAULT_KINDS
+from epbench.runner.emulator.process import EmulatorProcess, start_emulator
+from epbench.runner.emulator.script import Script
+from epbench.runner.emulator.server import serve
+from epbench.runner.emulator.settings import EmulatorSettings, load_endpoint
+from epbench.runner.emulator.tokens import count_prompt_tokens
 
 __all__ = [
     "FAULT_CLASSES",

@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from epcore.errors import EpbenchError
-from runner.emulator.process import HOST, READY_PREFIX
-from runner.emulator.server import _config, bind, build_app
-from runner.emulator.settings import settings_from_block
+from epbench.core.errors import EpbenchError
+from epbench.runner.emulator.process import HOST, READY_PREFIX
+from epbench.runner.emulator.server import _config, bind, build_app
+from epbench.runner.emulator.settings import settings_from_block
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Hosting the agentic player: load the workloads it can play and ask it for scripts.
 
-The player itself (`runner.emulator.agentic_play.AgenticPlayer`) belongs to the agentic
+The player itself (`epbench.runner.emulator.agentic_play.AgenticPlayer`) belongs to the agentic
 executor's side; the emulator only hosts it. When it cannot be imported, or it returns None,
 or it fails on a request, the emulator answers with plain text: a request with `tools` never
 breaks the server.
@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any, Protocol
 
-from epcore.documents import load_document
-from epcore.errors import EpbenchError
-from epcore.paths import workloads_dir
-from runner.emulator.script import Script
+from epbench.core.documents import load_document
+from epbench.core.errors import EpbenchError
+from epbench.core.paths import workloads_dir
+from epbench.runner.emulator.script import Script
 
 log = logging.getLogger("epbench.emulator")
 WORKLOAD_SUFFIXES = (".yaml", ".yml", ".json")
@@ -59,7 +59,7 @@ def _is_agentic(document: Any) -> bool:
         return True
     if "$schema" not in document:
         return False  # decided without importing jsonschema (slow), the common case
-    from epcore.schema import kind_of
+    from epbench.core.schema import kind_of
 
     return kind_of(document) == "agentic-workload"
 
@@ -69,7 +69,7 @@ def make_player(
 ) -> Player | None:
     """An AgenticPlayer over the workloads, or None when the player module is not there."""
     try:
-        module = importlib.import_module("runner.emulator.agentic_play")
+        module = importlib.import_module("epbench.runner.emulator.agentic_play")
     except ImportError:
         return None
     player_class = getattr(module, "AgenticPlayer", None)

@@ -1,7 +1,7 @@
 """The emulator's agentic player: it answers a tool-calling request the way a model would,
 following the task's reference path, with seeded mistakes.
 
-The emulator (`runner.emulator.agentic`) hosts it and streams what `play()` returns with its
+The emulator (`epbench.runner.emulator.agentic`) hosts it and streams what `play()` returns with its
 own timing model. A request is matched to its task by the names of its tools (the task's own,
 when it has them, as imported BFCL tasks do) and its first user message (the first of its
 `history`, if any). The player is stateless across requests: it reads where the conversation
@@ -26,9 +26,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from runner.agentic.model import Call, Task, Workload, load_workload
-from runner.agentic.tools import error_kind
-from runner.emulator.script import Script
+from epbench.runner.agentic.model import Call, Task, Workload, load_workload
+from epbench.runner.agentic.tools import error_kind
+from epbench.runner.emulator.script import Script
 
 REPLAYED_ERRORS = frozenset({"invalid_call", "tool_fault"})
 INJECTED_KINDS = ("unknown_tool", "invalid_json", "wrong_arguments", "missing_id")

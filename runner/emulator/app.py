@@ -20,8 +20,8 @@ import secrets
 import time
 from typing import Any
 
-from runner.emulator.batching import DecodeClock
-from runner.emulator.completion import (
+from epbench.runner.emulator.batching import DecodeClock
+from epbench.runner.emulator.completion import (
     SSE_HEADERS,
     BadRequest,
     complete,
@@ -30,10 +30,10 @@ from runner.emulator.completion import (
     reject,
     stream,
 )
-from runner.emulator.frames import ChunkFrames
-from runner.emulator.native import CHAT, MESSAGES, ROUTES, NativeError, error_body, to_chat
-from runner.emulator.native_frames import MessagesFrames, ResponsesFrames, Tally
-from runner.emulator.state import EmulatorState, RequestRecord
+from epbench.runner.emulator.frames import ChunkFrames
+from epbench.runner.emulator.native import CHAT, MESSAGES, ROUTES, NativeError, error_body, to_chat
+from epbench.runner.emulator.native_frames import MessagesFrames, ResponsesFrames, Tally
+from epbench.runner.emulator.state import EmulatorState, RequestRecord
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 Scope = dict[str, Any]

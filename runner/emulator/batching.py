@@ -21,7 +21,7 @@ import collections
 import random
 import time
 
-from runner.emulator.settings import EmulatorSettings
+from epbench.runner.emulator.settings import EmulatorSettings
 
 
 class SlotPool:

@@ -13,19 +13,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from runner.emulator.agentic import play
-from runner.emulator.batching import DecodeClock
-from runner.emulator.faults import retry_after_header
-from runner.emulator.frames import (
+from epbench.runner.emulator.agentic import play
+from epbench.runner.emulator.batching import DecodeClock
+from epbench.runner.emulator.faults import retry_after_header
+from epbench.runner.emulator.frames import (
     assemble_message,
     completion_body,
 )
-from runner.emulator.native import CHAT, MESSAGES, error_body, native_body
-from runner.emulator.native_frames import Tally
-from runner.emulator.script import Script
-from runner.emulator.settings import DEFAULT_MAX_TOKENS
-from runner.emulator.state import EmulatorState, RequestRecord, draw_length
-from runner.emulator.tokens import VOCABULARY, count_prompt_tokens
+from epbench.runner.emulator.native import CHAT, MESSAGES, error_body, native_body
+from epbench.runner.emulator.native_frames import Tally
+from epbench.runner.emulator.script import Script
+from epbench.runner.emulator.settings import DEFAULT_MAX_TOKENS
+from epbench.runner.emulator.state import EmulatorState, RequestRecord, draw_length
+from epbench.runner.emulator.tokens import VOCABULARY, count_prompt_tokens
 
 Send = Any  # the ASGI send callable
 CUT_FAULTS = ("drop_mid_stream", "malformed_sse", "stream_error", "overloaded")

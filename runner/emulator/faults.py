@@ -29,7 +29,7 @@ import math
 import random
 import time
 
-from runner.emulator.settings import FaultSettings
+from epbench.runner.emulator.settings import FaultSettings
 
 PROBABILISTIC: tuple[str, ...] = (
     "http_5xx",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.emulator.tokens import VOCABULARY
+from epbench.runner.emulator.tokens import VOCABULARY
 
 DONE = b"data: [DONE]\n\n"
 _DELTA_BYTES: tuple[bytes, ...] = tuple(

@@ -1,7 +1,7 @@
 """The emulator's side of the two native APIs: their request bodies read back into the chat
 shape the planner and the agentic player read, and their error and whole-answer bodies.
 
-The runner's `runner.apis` modules go chat -> native; this goes native -> chat, so a request
+The runner's `epbench.runner.apis` modules go chat -> native; this goes native -> chat, so a request
 built by epbench (or by any client) for `/v1/messages` or `/v1/responses` plays exactly as
 its chat-completions twin: the same prompt tokens and the same player script.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.emulator.frames import error_body as chat_error_body
-from runner.emulator.native_frames import Tally
+from epbench.runner.emulator.frames import error_body as chat_error_body
+from epbench.runner.emulator.native_frames import Tally
 
 Json = dict[str, Any]
 MESSAGES = "anthropic-messages"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runner.emulator.tokens import VOCABULARY
+from epbench.runner.emulator.tokens import VOCABULARY
 
 Json = dict[str, Any]
 

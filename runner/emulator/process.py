@@ -3,7 +3,7 @@
     with start_emulator(endpoint_doc) as emu:
         httpx.post(emu.base_url + "/chat/completions", json=...)
 
-The parent validates the endpoint document, starts `python -m runner.emulator`, and writes
+The parent validates the endpoint document, starts `python -m epbench.runner.emulator`, and writes
 one line of JSON (the document, workload folders, port) to the child's standard input. The
 child binds 127.0.0.1 (port 0: a free one), prints `EPBENCH_EMULATOR port=N`, and serves.
 The parent keeps the child's standard input open: when it closes (stop(), or the parent dies,
@@ -23,8 +23,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from epcore.errors import InputError, RunError
-from runner.emulator.settings import settings_from_endpoint
+from epbench.core.errors import InputError, RunError
+from epbench.runner.emulator.settings import settings_from_endpoint
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 20.0
@@ -112,13 +112,13 @@ def start_emulator(
     RunError when the child does not come up.
     """
     settings_from_endpoint(endpoint_doc, f"endpoint {endpoint_doc.get('id', '?')}")
-    import runner
+    import epbench.runner
 
-    root = str(Path(runner.__file__).resolve().parent.parent)
+    root = str(Path(epbench.runner.__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "runner.emulator"],
+        [sys.executable, "-m", "epbench.runner.emulator"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root,
     )
     assert proc.stdin is not None and proc.stdout is not None

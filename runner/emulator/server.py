@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.emulator.agentic import make_player
-from runner.emulator.app import EmulatorApp
-from runner.emulator.settings import EmulatorSettings, load_endpoint
-from runner.emulator.state import EmulatorState
+from epbench.runner.emulator.agentic import make_player
+from epbench.runner.emulator.app import EmulatorApp
+from epbench.runner.emulator.settings import EmulatorSettings, load_endpoint
+from epbench.runner.emulator.state import EmulatorState
 
 # uvicorn says this when an app ends a response early; the drop_mid_stream fault does so on
 # purpose, and it is counted in /emulator/stats instead of logged.
@@ -96,7 +96,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        from epcore.errors import InputError
+        from epbench.core.errors import InputError
 
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror} -- "
                          "pick another --port (0 picks a free one)") from None

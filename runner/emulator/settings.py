@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from epcore.documents import load_document
-from epcore.errors import InputError
-from epcore.findings import problems_text
+from epbench.core.documents import load_document
+from epbench.core.errors import InputError
+from epbench.core.findings import problems_text
 
 DEFAULT_MAX_TOKENS = 256  # a request without max_tokens and no output_tokens distribution
 
@@ -100,7 +100,7 @@ class EmulatorSettings:
 
 def settings_from_endpoint(document: Any, file: str) -> EmulatorSettings:
     """Check an endpoint document and return its emulator settings (InputError, one line)."""
-    from epcore.schema import check_schema  # jsonschema is slow to import; only when checking
+    from epbench.core.schema import check_schema  # jsonschema is slow to import; only when checking
 
     findings = check_schema(document, "endpoint", file)
     if findings:

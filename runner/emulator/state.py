@@ -13,10 +13,10 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runner.emulator.agentic import Player
-from runner.emulator.batching import SlotPool
-from runner.emulator.faults import FAULT_KINDS, FaultDrawer
-from runner.emulator.settings import Distribution, EmulatorSettings
+from epbench.runner.emulator.agentic import Player
+from epbench.runner.emulator.batching import SlotPool
+from epbench.runner.emulator.faults import FAULT_KINDS, FaultDrawer
+from epbench.runner.emulator.settings import Distribution, EmulatorSettings
 
 MAX_RECORDS = 200_000  # the request log keeps the newest this many (a long soak stays bounded)
 MAX_SEEN = 1_000_000  # bodies remembered for retry draws; past it the memory starts afresh

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from epcore.provenance import ATTESTED, Provenance
+from epbench.core.provenance import ATTESTED, Provenance
 from tests.browser.harness import browser, chromium_path, serve
 from tests.browser.site_data import SELF_REPORTED_SUBMITTER, make_project
 from tests.conftest import need
@@ -20,10 +20,10 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, with every result but the self-reported copy counted as attested: no test
     here can sign a bundle for the public-good root (tests/test_provenance.py and the
     attestation tests check tiers); these check what the pages do with them."""
-    import generator.validate
-    from generator.site import build_site
+    import epbench.generator.validate
+    from epbench.generator.site import build_site
 
-    real = generator.validate.tier_of
+    real = epbench.generator.validate.tier_of
 
     def tier_of(result: dict[str, Any], path: Path, digest: str, project: Any) -> Provenance:
         if (result.get("submitter") or {}).get("name") == SELF_REPORTED_SUBMITTER:
@@ -33,7 +33,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = make_project(tmp_path_factory.mktemp("browser-project"), generated=12,
                            self_reported=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(generator.validate, "tier_of", tier_of)
+        patch.setattr(epbench.generator.validate, "tier_of", tier_of)
         return build_site(project / "results", tmp_path_factory.mktemp("browser-out") / "_site",
                           project, base_url="", incremental=False)
 

@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from epcore.metrics.pareto import frontier
+from epbench.core.metrics.pareto import frontier
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "results"
@@ -98,8 +98,8 @@ def _endpoint_block(template: dict[str, Any], ep: Endpoint,
         doc: dict[str, Any] = json.loads(json.dumps(_shipped_emulator()))
         return doc
     if ep.id == "acme-llama-8b" and day is not None:  # the samples' file: its card that day
-        from epcore.documents import load_document
-        from epcore.pricing import card_on
+        from epbench.core.documents import load_document
+        from epbench.core.pricing import card_on
 
         sample: dict[str, Any] = load_document(SAMPLES.parent / "endpoints" / f"{ep.id}.yaml")
         return {**sample, "pricing": card_on(sample["pricing"], day)}
@@ -123,7 +123,7 @@ def _endpoint_block(template: dict[str, Any], ep: Endpoint,
 
 
 def _shipped_emulator() -> dict[str, Any]:
-    from epcore.documents import load_document
+    from epbench.core.documents import load_document
 
     doc: dict[str, Any] = load_document(ROOT / "endpoints" / "emulator.yaml")
     return doc
@@ -170,11 +170,11 @@ MS = 1_000_000
 def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
     """Replace a serving result's figures with those of a synthetic journal (closed-loop
     rounds of `c` requests, 16 tokens each, timed by the same serving model), computed by
-    epcore.summary as `epbench run` does; the journal's bytes, for writing beside it."""
-    from epcore import evidence
-    from epcore.documents import load_document
-    from epcore.summary import summarize_run
-    from epcore.workload_plan import plan_points, run_spec
+    epbench.core.summary as `epbench run` does; the journal's bytes, for writing beside it."""
+    from epbench.core import evidence
+    from epbench.core.documents import load_document
+    from epbench.core.summary import summarize_run
+    from epbench.core.workload_plan import plan_points, run_spec
 
     # the plan of the workload the sample claims (chat-short), for its first points: the
     # validator rebuilds it and compares (workload.plan)
@@ -264,7 +264,7 @@ def write_results(results: Path, count: int, seed: int = 1, agentic_every: int =
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc), encoding="utf-8")
         if data is not None:
-            from epcore import evidence
+            from epbench.core import evidence
 
             evidence.pack(data, path.with_name(path.stem + evidence.SUFFIX))
         written.append(path)

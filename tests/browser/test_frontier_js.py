@@ -1,6 +1,6 @@
-"""board.js and epcore compute the same Pareto frontier: 1,000 seeded random points (exact
+"""board.js and epbench.core compute the same Pareto frontier: 1,000 seeded random points (exact
 ties, duplicates, equal tps_per_user and equal system_tps, points without tps_per_user) go to
-the page's frontier function in Chromium and to epcore.metrics.pareto.frontier."""
+the page's frontier function in Chromium and to epbench.core.metrics.pareto.frontier."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from epcore.metrics.pareto import frontier
+from epbench.core.metrics.pareto import frontier
 from tests.browser.harness import open_page, wait_for_board
 
 pytestmark = [pytest.mark.browser]

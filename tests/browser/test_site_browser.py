@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from generator.downloads import read_table
+from epbench.generator.downloads import read_table
 from tests.browser.harness import PageLog, open_page, wait_for_board
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

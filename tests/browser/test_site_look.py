@@ -584,7 +584,7 @@ def test_a_missing_figure_sits_in_its_column_like_the_figures(look: Any, site_ur
 def unranked_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A site whose serving results are all unranked (the samples: no journals, one emulated),
     as a first demo or a new deployment looks."""
-    from generator.site import build_site
+    from epbench.generator.site import build_site
     from tests.browser.harness import serve
     from tests.browser.site_data import make_project
 

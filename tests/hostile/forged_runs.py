@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
-from epcore.documents import load_document
-from runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from runner.journal import Journal
-from runner.plan import build_plan
-from runner.workload import ServingWorkload, load_serving_workload
+from epbench.core.documents import load_document
+from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
+from epbench.runner.journal import Journal
+from epbench.runner.plan import build_plan
+from epbench.runner.workload import ServingWorkload, load_serving_workload
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MS = 1_000_000

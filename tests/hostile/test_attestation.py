@@ -18,8 +18,12 @@ from typing import Any
 
 import pytest
 
-from epcore.provenance import ATTESTED, ATTESTED_BY_SUBMITTER, SELF_REPORTED, Provenance
-from generator.checks.attestation import check_bundle, public_good_trust, verify_result_bundle
+from epbench.core.provenance import ATTESTED, ATTESTED_BY_SUBMITTER, SELF_REPORTED, Provenance
+from epbench.generator.checks.attestation import (
+    check_bundle,
+    public_good_trust,
+    verify_result_bundle,
+)
 from tests.sigstore_fixture import (
     PROJECT,
     SCHEDULED,

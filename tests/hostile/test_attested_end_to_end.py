@@ -25,7 +25,7 @@ from sigstore_fixture import SCHEDULED, Identity, local_sigstore, sign_beside  #
 from test_provenance_tiers import RELABELLED, fake_server  # noqa: E402,F401  (fixture)
 
 from epbench.cli import main  # noqa: E402
-from generator.checks.attestation import verify  # noqa: E402
+from epbench.generator.checks.attestation import verify  # noqa: E402
 
 
 @pytest.fixture

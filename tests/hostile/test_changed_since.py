@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from attack import SERVICED, epbench, git, make_project, repository
 
-from epcore.errors import InputError
-from generator.changes import parse_name_status
+from epbench.core.errors import InputError
+from epbench.generator.changes import parse_name_status
 
 EMULATED = "carol/emulator/2026-11-23-chat-short-d4e5f6a7.json"
 AGENTIC = "bob/acme-llama-8b/2026-11-22-tool-lookup-c3d4e5f6.json"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from generator.comment import WORKFLOW_NOTE
+from epbench.generator.comment import WORKFLOW_NOTE
 from tests import workflow_steps
 from tests.conftest import need
 

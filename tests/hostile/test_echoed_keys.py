@@ -16,7 +16,7 @@ import pytest
 import yaml
 from attack import ROOT, TINY_WORKLOAD, epbench
 
-from epcore.credentials import REDACTED, redact
+from epbench.core.credentials import REDACTED, redact
 
 KEY = "sk-proj-Q7mZ2xK9pL4vN8rT1wY6bC3dF5gH0jS2"
 ORG = "org-8d41c7e2a9b35f60"

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from attack import ROOT, TINY_WORKLOAD, epbench
 
-from epcore.credentials import looks_like_secret
-from generator.checks.secrets import scan
-from generator.validate import validate_paths
+from epbench.core.credentials import looks_like_secret
+from epbench.generator.checks.secrets import scan
+from epbench.generator.validate import validate_paths
 
 ORG_VALUE = "org-5f0c2a9e77d14b6c8e3a1f2d9b7c4e61"
 AZURE_KEY = "9f3b2c7d4e5a61f08b9c2d3e4f5a6b7c"  # 32 lower-case hex digits

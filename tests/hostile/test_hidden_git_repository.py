@@ -15,7 +15,7 @@ from pathlib import Path
 
 from attack import SERVICED, epbench, git, git_env, make_project, repository
 
-from generator.validate import validate_paths
+from epbench.generator.validate import validate_paths
 
 PAYLOAD = "#!/bin/sh\necho pwned >> \"$(dirname \"$0\")/../../PWNED\"\nexit 1\n"
 SIGNATURE = ("gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n"

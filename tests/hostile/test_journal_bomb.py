@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from forged_runs import ROOT, forged_run, workload_file
 
-from epcore import evidence
-from generator.submit import submit_run
+from epbench.core import evidence
+from epbench.generator.submit import submit_run
 
 MIB = 1024 * 1024
 # A small launcher runs the command and reports its peak RSS: the kernel carries a process's
@@ -103,7 +103,7 @@ def test_a_journal_bomb_of_empty_objects_is_one_rejection_in_little_memory(
 def test_a_malformed_journal_line_is_one_evidence_journal_line(
     submitted: Path, case: str, change, message: str,  # type: ignore[no-untyped-def]
 ) -> None:
-    from generator.validate import validate_paths
+    from epbench.generator.validate import validate_paths
 
     replace_journal(submitted, change)
     found = [f for f in validate_paths([submitted]).findings if f.severity == "reject"]

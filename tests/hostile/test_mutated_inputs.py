@@ -13,13 +13,13 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from epcore.documents import load_document
-from epcore.errors import EpbenchError
-from generator.validate import validate_paths
-from runner.agentic.model import load_workload
-from runner.agentic.semantics import validate_workload_semantics
-from runner.endpoint import load_endpoint
-from runner.workload import load_workload_file, serving_workload
+from epbench.core.documents import load_document
+from epbench.core.errors import EpbenchError
+from epbench.generator.validate import validate_paths
+from epbench.runner.agentic.model import load_workload
+from epbench.runner.agentic.semantics import validate_workload_semantics
+from epbench.runner.endpoint import load_endpoint
+from epbench.runner.workload import load_workload_file, serving_workload
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = {

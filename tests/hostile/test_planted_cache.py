@@ -17,11 +17,11 @@ from pathlib import Path
 import pyarrow as pa
 from attack import epbench, git, make_project, repository
 
-from generator.build_cache import body_digest
-from generator.cache_writer import wait_saved
-from generator.cached_checks import cached_tables
-from generator.downloads import read_table
-from generator.tables import build_tables
+from epbench.generator.build_cache import body_digest
+from epbench.generator.cache_writer import wait_saved
+from epbench.generator.cached_checks import cached_tables
+from epbench.generator.downloads import read_table
+from epbench.generator.tables import build_tables
 
 FORGED_PROVIDER = "OpenAI (planted)"  # "OpenAI" alone is on every page: "OpenAI chat ..."
 FORGED_TPS = 123456.789

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from epcore.server_evidence import ALLOWED, first_answer, line_problem, server_headers
-from generator.render import result_context
-from generator.run_pages import SHELL_DIR, SHELL_TITLE, Shell, render_and_write
-from runner.client import EndpointClient
-from runner.journal import Journal
-from runner.plan import PlannedRequest
-from runner.runner import make_record
+from epbench.core.server_evidence import ALLOWED, first_answer, line_problem, server_headers
+from epbench.generator.render import result_context
+from epbench.generator.run_pages import SHELL_DIR, SHELL_TITLE, Shell, render_and_write
+from epbench.runner.client import EndpointClient
+from epbench.runner.journal import Journal
+from epbench.runner.plan import PlannedRequest
+from epbench.runner.runner import make_record
 from tests.hostile_servers import LEAKED_KEY, hostile_server
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -148,7 +148,7 @@ def test_a_first_line_the_runner_would_not_write_shows_nothing(tmp_path: Path) -
 
 @pytest.mark.integration
 def test_an_emulator_runs_journal_keeps_each_answers_id_and_validates(tmp_path: Path) -> None:
-    from generator.checks.evidence import check_evidence
+    from epbench.generator.checks.evidence import check_evidence
     from tests.test_runner_emulator import fast_emulator, run, workload
 
     load = {"pattern": "concurrency", "concurrency": [2], "requests_per_point": 6,

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from attack import SERVICED, epbench, make_project
 
-from generator.checks.identity import check_identity
-from generator.validate import validate_paths
+from epbench.generator.checks.identity import check_identity
+from epbench.generator.validate import validate_paths
 
 SPOOFS = {
     "/endpoint/provider": "Acme\u202e ecnerefnI",         # right-to-left override

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from attack import SERVICED, epbench, make_project
 
-from generator.validate import validate_paths
+from epbench.generator.validate import validate_paths
 
 
 def findings_by_file(project: Path, folder: str = ".") -> dict[str, set[str]]:

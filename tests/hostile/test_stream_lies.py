@@ -26,11 +26,11 @@ import yaml
 from attack import ROOT, epbench
 from lying_endpoint import DELAY_S, HOLD_S, TOKENS, lying_endpoint
 
-from epcore import evidence
-from epcore.rankable import rankability
-from epcore.runspec import RunSpec
-from epcore.summary import summarize_run
-from runner.client import EndpointClient
+from epbench.core import evidence
+from epbench.core.rankable import rankability
+from epbench.core.runspec import RunSpec
+from epbench.core.summary import summarize_run
+from epbench.runner.client import EndpointClient
 
 pytestmark = pytest.mark.integration
 REQUESTS = 8

@@ -17,11 +17,11 @@ import asyncio
 
 import pytest
 
-from runner.apis import get_api
-from runner.bounds import ByteBudget
-from runner.chat_stream import ChatStreamFold
-from runner.client import EndpointClient
-from runner.response import ChatResponse
+from epbench.runner.apis import get_api
+from epbench.runner.bounds import ByteBudget
+from epbench.runner.chat_stream import ChatStreamFold
+from epbench.runner.client import EndpointClient
+from epbench.runner.response import ChatResponse
 from tests.hostile_servers import hostile_server
 from tests.stream_memory import MIB, measure, measure_case
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from forged_runs import ROOT, forged_run, workload_file
 
-from epcore import evidence
-from generator.submit import submit_run
-from runner.workload import load_serving_workload
+from epbench.core import evidence
+from epbench.generator.submit import submit_run
+from epbench.runner.workload import load_serving_workload
 
 CHAT_SHORT = ROOT / "workloads" / "serving" / "chat-short.yaml"
 
@@ -95,9 +95,9 @@ def test_one_shard_of_the_claimed_workload_validates_and_a_relabelled_point_does
     run_line["spec"]["points"][2]["concurrency"] = 64  # c4 ran at 64 in flight
     kept = [json.dumps(run_line, separators=(",", ":")).encode(), *lines[1:]]
     journal.write_bytes(b"\n".join(kept) + b"\n")
-    from runner.plan import Plan
-    from runner.run_folder import read_journal
-    from runner.serving_run import write_result
+    from epbench.runner.plan import Plan
+    from epbench.runner.run_folder import read_journal
+    from epbench.runner.serving_run import write_result
     plan = Plan.from_json(json.loads((other / "plan.json").read_text()))
     write_result(other, plan, read_journal(other))
     path, _ = submit_run(other, "mallory", None, "independent", project / "results")

@@ -29,13 +29,13 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "before-layers"
 
 def snapshot() -> dict[str, Any]:
     """{"tables": {name: records}, "run_pages": {run_id: point rows}} from DATA."""
-    from generator import render
-    from generator.tables import TABLE_NAMES, build_tables
+    from epbench.generator import render
+    from epbench.generator.tables import TABLE_NAMES, build_tables
 
     try:
-        from generator.plain_json import records
+        from epbench.generator.plain_json import records
     except ImportError:  # the code before the site generator's split (commit 79ddc47)
-        from generator.tables import records  # type: ignore[attr-defined,no-redef]
+        from epbench.generator.tables import records  # type: ignore[attr-defined,no-redef]
 
     with tempfile.TemporaryDirectory(prefix="epbench-before-") as tmp:
         project = Path(tmp) / "project"

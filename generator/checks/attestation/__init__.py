@@ -10,7 +10,7 @@ the repository's attestation policy, giving the result its provenance tier.
 library verify the bundle and checks what it signs. See docs/provenance.md.
 """
 
-from generator.checks.attestation.policy import (
+from epbench.generator.checks.attestation.policy import (
     AttestationPolicy,
     Claims,
     Refused,
@@ -18,7 +18,7 @@ from generator.checks.attestation.policy import (
     SignerRule,
     load_policy,
 )
-from generator.checks.attestation.verify import (
+from epbench.generator.checks.attestation.verify import (
     check_bundle,
     public_good_trust,
     verify_result_bundle,

@@ -31,9 +31,9 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat import asn1
 
-from epcore.documents import load_document
-from epcore.errors import InputError
-from epcore.provenance import ATTESTED, ATTESTED_BY_SUBMITTER
+from epbench.core.documents import load_document
+from epbench.core.errors import InputError
+from epbench.core.provenance import ATTESTED, ATTESTED_BY_SUBMITTER
 
 GITHUB = "https://github.com/"
 _FIELDS = {"tier", "workflow", "refs", "callers", "caller_refs", "triggers", "direct"}

@@ -31,10 +31,10 @@ from cryptography import x509
 from sigstore.models import Bundle, TrustedRoot
 from sigstore.verify import Verifier
 
-from epcore.documents import parse_document
-from epcore.errors import InputError
-from epcore.provenance import Provenance, self_reported
-from generator.checks.attestation.policy import (
+from epbench.core.documents import parse_document
+from epbench.core.errors import InputError
+from epbench.core.provenance import Provenance, self_reported
+from epbench.generator.checks.attestation.policy import (
     AttestationPolicy,
     Refused,
     Signer,
