@@ -18,6 +18,20 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 _DATA_DIR = _PACKAGE_DIR.parent / "_data"
 
 
+# Import name -> the repository folder it lives in (epbench/ links to each; pyproject.toml).
+SOURCE_FOLDERS = {"epbench.core": "epcore", "epbench.runner": "runner",
+                  "epbench.generator": "generator"}
+
+
+def source_path(module: str) -> str:
+    """The repository path of a module, as a reader finds it: `epbench.core.metrics.latency`
+    is `epcore/metrics/latency.py`."""
+    for name, folder in SOURCE_FOLDERS.items():
+        if module == name or module.startswith(name + "."):
+            return "/".join([folder, *module[len(name) + 1:].split(".")]).rstrip("/") + ".py"
+    return module.replace(".", "/") + ".py"
+
+
 def checkout_root() -> Path | None:
     """The source checkout this package was imported from, or None for an installed wheel."""
     root = _PACKAGE_DIR.parent

@@ -1,10 +1,9 @@
 """The formulas the methodology page shows, read from the code that computes them.
 
 Each entry is a module or function whose docstring states its formula (epbench.core.metrics, the
-price-card arithmetic in epbench.core.pricing, the normalizations in epbench.generator.cost). The
-page
-prints the docstrings as they are on every build, so it cannot describe other maths than the
-code runs; tests/test_formulas_doc.py fails when an entry loses its formula.
+price-card arithmetic in epbench.core.pricing, the normalizations in epbench.generator.cost).
+The page prints the docstrings as they are on every build, so it cannot describe other maths
+than the code runs; tests/test_formulas_doc.py fails when an entry loses its formula.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from typing import Any
 
 from epbench.core import pricing
 from epbench.core.metrics import latency, pareto, passk, percentiles, quality, throughput, wilson
+from epbench.core.paths import source_path
 from epbench.generator import cost
 
 
@@ -44,7 +44,7 @@ def formula(obj: Any) -> Formula:
     """The Formula of a module (its docstring) or a function (its docstring)."""
     if isinstance(obj, ModuleType):
         name = obj.__name__.rsplit(".", 1)[1]
-        source = obj.__name__.replace(".", "/") + ".py"
+        source = source_path(obj.__name__)
     else:
         name = obj.__name__
         source = f"{obj.__module__}.{obj.__qualname__}"
