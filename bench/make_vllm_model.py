@@ -6,7 +6,7 @@ The tokenizer is bench/make_tokenizer.py's byte-level BPE (trained on seeded wor
 Qwen2.5-style chat template with tools. The model is a `Qwen2ForCausalLM` with seeded random
 weights; `--size tiny` (2 layers, hidden 128, about 0.4 M parameters, for the tests) or
 `--size timing` (6 layers, hidden 768, about 43 M parameters, about 10 ms a token on these
-CPUs: what bench/peers_vllm.py measures with).
+CPUs, for timing runs against a vLLM server that does real work per token).
 
 It runs inside the vLLM virtualenv (torch, transformers, tokenizers):
     ~/.cache/epbench-test/vllm-0.32.0/bin/python bench/make_vllm_model.py DIR [--size tiny]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
@@ -196,7 +195,3 @@ def _fix_for(error: Any) -> str:
     if validator in {"maxLength", "maxItems", "maxProperties"}:
         return "shorten it"
     return "see the schema reference"
-
-
-def schema_path(kind: str) -> Path:
-    return schemas_dir() / KINDS[kind]

@@ -113,7 +113,7 @@ def summarize_point(
     measured = [r for r in records if not r.get("warmup")]
     ok = [r for r in measured if r["class"] == OK]
     sending_ns, end_ns = window_ns(measured)
-    window_s = max(sending_ns / 1e9, throughput.MIN_WINDOW_S)
+    window_s = throughput.window_seconds(sending_ns)
     base = seed * 1000 + point.index * 10
     tpot = summarize(_values(ok, latency.tpot_ms), seed=base + 2)
     out: dict[str, Any] = {"id": point.id}

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Sections of the generated methodology page (docs_gen.methodology's headings).
-REQUEST = "per-request"
 POINT = "per-measurement-point"
 AGENTIC = "agentic-workloads"
 COST = "cost"

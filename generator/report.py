@@ -71,9 +71,6 @@ class Report:
         """True when any finding rejects a file or a point."""
         return any(f.severity in BLOCKING for f in self.findings)
 
-    def findings_for(self, path: str) -> list[Finding]:
-        return [f for f in self.findings if f.file == path]
-
     def refresh_statuses(self) -> None:
         """Recompute each file's status from the findings (after cross-file checks add some)."""
         by_file: dict[str, list[Finding]] = {}

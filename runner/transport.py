@@ -3,7 +3,7 @@
 httpx stays the client API; this replaces only its default transport (httpcore + h11), which
 spends most of a streamed request's CPU re-entering Python layers for every network read (we
 measured 31.6 ms of client CPU per 128-token streamed request at concurrency 16 with httpcore,
-22 ms with httpcore on uvloop; see workloads/DESIGN.md). Here one read costs one
+22 ms with httpcore on uvloop; see runner/DESIGN.md). Here one read costs one
 `data_received` callback, one C parse and, when the reader is waiting, one future wake-up.
 
 Each body piece is handed up as a `StampedBytes`: bytes that also carry `t_ns`, the

@@ -41,6 +41,11 @@ def test_window_runs_from_first_measured_send_to_last_completion_excluding_warmu
     assert throughput.measurement_window([rec(warmup=True)]) is None
 
 
+def test_window_seconds_is_sending_nanoseconds_in_seconds_and_never_zero():
+    assert throughput.window_seconds(1_500 * MS) == 1.5
+    assert throughput.window_seconds(0) == throughput.MIN_WINDOW_S
+
+
 def test_goodput_counts_successes_meeting_every_slo_per_second():
     slo = {"ttft_ms": 100, "tpot_ms": 60}
     records = [

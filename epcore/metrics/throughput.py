@@ -36,11 +36,10 @@ def measurement_window(records: Iterable[Mapping[str, Any]]) -> tuple[int, int] 
 MIN_WINDOW_S = 1e-9
 
 
-def window_seconds(window: tuple[int, int] | None) -> float:
-    """window_s of a measurement_window (MIN_WINDOW_S when there is none)."""
-    if window is None:
-        return MIN_WINDOW_S
-    return max((window[1] - window[0]) / 1e9, MIN_WINDOW_S)
+def window_seconds(sending_ns: int) -> float:
+    """window_s: nanoseconds of sending (summed over a point's sessions) in seconds, at least
+    MIN_WINDOW_S so that rates over an empty window stay finite."""
+    return max(sending_ns / 1e9, MIN_WINDOW_S)
 
 
 def output_tokens_in_window(ok_records: Iterable[Mapping[str, Any]], end_ns: int) -> int:

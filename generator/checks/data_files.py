@@ -66,15 +66,6 @@ def _place(path: Path | str) -> tuple[str, list[str]] | None:
     return None
 
 
-def data_folder_of(path: Path) -> tuple[str, Path] | None:
-    """The data folder (`results`, `workloads` or `endpoints`) `path` lies in, nearest first."""
-    place = _place(path)
-    if place is None:
-        return None
-    name, below = place
-    return name, Path(os.path.abspath(path)).parents[len(below) - 1]
-
-
 def in_data_folder(folder: Path) -> bool:
     """True when `folder` is a data folder or lies inside one."""
     return Path(folder).name in DATA_FOLDERS or _place(folder) is not None

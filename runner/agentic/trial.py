@@ -77,7 +77,6 @@ class TrialRun:
         self.tool_ns = 0
         self.backoff_s = 0.0
         self.productive_tokens: list[int] = []
-        self.last_error: Any = None  # the endpoint's final failed answer, when there was one
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -187,7 +186,6 @@ class TrialRun:
         res = retried.answer
         if res.error_class is not None:
             self._endpoint_error = f"endpoint: {res.error_class}: {(res.error or '')[:200]}"
-            self.last_error = res
             return None
         msg, classified = last[0]
         if msg.calls and msg.first_tool_ns is not None and msg.last_tool_ns is not None:
