@@ -28,7 +28,7 @@ def source_path(module: str) -> str:
     is `epcore/metrics/latency.py`."""
     for name, folder in SOURCE_FOLDERS.items():
         if module == name or module.startswith(name + "."):
-            return "/".join([folder, *module[len(name) + 1:].split(".")]).rstrip("/") + ".py"
+            return "/".join([folder, *module.split(".")[2:]]) + ".py"
     return module.replace(".", "/") + ".py"
 
 
