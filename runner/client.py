@@ -394,6 +394,10 @@ def _finish(res: ChatResponse, cut: str | None) -> None:
         _fail(res, "truncated", cut or "the stream ended before [DONE] and before a finish_reason")
     elif res.content_events == 0:
         _fail(res, "empty", "no content-bearing event")
+    elif res.finish_reason is None:
+        # [DONE] alone does not finish an answer: llama-cpp-python sends it when another
+        # request cuts a stream short, and no chunk says why the answer stopped.
+        _fail(res, "truncated", "[DONE] came but no chunk carried a finish_reason")
     else:
         res.t_done_ns = _clock()
 

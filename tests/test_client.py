@@ -483,7 +483,7 @@ def test_an_event_without_end_and_a_response_over_its_cap_are_too_large():
     many_events = [chunk({"content": "a"})] * 200
     assert capped(many_events, max_response_bytes=4096).error_class == "too_large"
     assert capped(many_events, max_message_bytes=2048).error_class == "too_large"
-    assert capped([*many_events, DONE]).error_class is None
+    assert capped([*many_events, chunk({}, "length"), DONE]).error_class is None
 
 
 def test_a_stream_that_keeps_trickling_ends_at_its_deadline_not_its_idle_timeout():
@@ -503,3 +503,11 @@ def test_a_200_html_page_is_a_protocol_error():
 
     res = run(handler)
     assert res.error_class == "protocol" and "text/html" in (res.error or "")
+
+
+def test_a_stream_cut_by_done_without_any_finish_reason_is_truncated() -> None:
+    # llama-cpp-python sends [DONE] when another request cuts a stream short; no chunk says
+    # why the answer stopped, so it is not a finished answer.
+    res = run(streaming([chunk({"content": "a"}), chunk({"content": "b"}), DONE]))
+    assert res.error_class == "truncated"
+    assert "finish_reason" in (res.error or "")
