@@ -42,7 +42,7 @@ def expected_plan(result: Mapping[str, Any], index: WorkloadIndex | None,
     fell_back = unstreamed(f for f in settings.get("fallbacks") or [] if isinstance(f, Mapping))
     key = (str(workload["sha256"]), quick, fell_back)
     if key not in _PLANS:
-        if len(_PLANS) >= 64:  # a plan is a few bytes per task: at most a few MB
+        if len(_PLANS) >= 16:  # about 200 bytes a task, 2,000 tasks at most: a few MB
             _PLANS.clear()
         data = index.bytes_for(workload["id"], workload["kind"], workload["sha256"])
         if data is None:
