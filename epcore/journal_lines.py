@@ -1,7 +1,7 @@
 """The journal's line kinds and what each must hold: one registry for the runner (summary and
 resume) and for `epbench validate` (which accepts only lines of a known kind and shape).
 
-    run      first line: `spec` (serving, epbench.core.runspec) or `agentic` (tasks, trials)
+    run      first line: `spec` (serving, epbench.core.runspec) or `agentic` (core.agentic_plan)
     session  each process that sends (the run, every --resume)
     shard    before each shard's lines in a merged journal (`epbench merge`)
     trial    one finished agentic trial (TRIAL_FIELDS)

@@ -35,7 +35,7 @@ from epbench.core.runspec import RunSpec
 from epbench.core.server_evidence import line_problem
 from epbench.core.summary import all_failed, summarize_run
 from epbench.core.trial_record import TrialRecord
-from epbench.generator.checks import verified, workload_plan
+from epbench.generator.checks import agentic_plan, verified, workload_plan
 from epbench.generator.checks.base import check, fmt
 from epbench.generator.checks.usage import check_usage
 from epbench.generator.checks.workload_sha import WorkloadIndex
@@ -70,7 +70,8 @@ def check_evidence(result: dict[str, Any], path: Path, file: str,
                    index: WorkloadIndex | None = None) -> list[Finding]:
     """Findings for a schema-valid result: its journal (streamed: lines of known shape, no
     more requests than the plan sends), the plan of the workload it claims
-    (epbench.generator.checks.workload_plan, with `index`), and each figure recomputed."""
+    (epbench.generator.checks.workload_plan for serving, agentic_plan for agentic results, with
+    `index`), and each figure recomputed."""
     pinned = result.get("evidence")
     if pinned is None:
         return []
@@ -89,15 +90,20 @@ def check_evidence(result: dict[str, Any], path: Path, file: str,
     expected = workload_plan.expected_plan(result, index, file)
     if isinstance(expected, Finding):
         return [expected]
+    planned = agentic_plan.expected_plan(result, index, file)
+    if isinstance(planned, Finding):
+        return [planned]
     try:
         records = evidence.load(journal, pinned,
                                 max_requests=None if expected is None else expected.requests)
     except evidence.EvidenceError as exc:
         return [DAMAGED.at(file, "/evidence", f"{journal.name}: {exc}")]
     found = [] if expected is None else workload_plan.check_plan(result, expected, records, file)
+    if planned is not None:
+        found = found or agentic_plan.check_plan(result, planned, records, file)
     found = found or _recomputed(result, records, journal.name, file)
-    if not found and (expected is not None or result["workload"]["kind"] != "serving"):
-        verified.remember(remembered)  # (a serving plan not compared is not vouched for)
+    if not found and (expected is not None or planned is not None):
+        verified.remember(remembered)  # (a plan not compared is not vouched for)
     return found
 
 

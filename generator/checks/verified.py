@@ -33,7 +33,8 @@ from epbench.core.paths import user_cache_dir
 
 _FIGURES = ("points", "pareto", "retries", "burst", "resumes", "agentic")
 _CODE = ("summary.py", "agentic_summary.py", "runspec.py", "trial_record.py", "cost_ledger.py",
-         "pricing.py", "evidence.py", "rankable.py", "journal_lines.py", "workload_plan.py")
+         "pricing.py", "evidence.py", "rankable.py", "journal_lines.py", "workload_plan.py",
+         "agentic_plan.py")
 
 
 def cache_dir() -> Path:
@@ -50,7 +51,8 @@ def code_fingerprint() -> str:
     base = Path(epbench.core.__file__).parent
     files = [base / name for name in _CODE]
     files += sorted((base / "metrics").glob("*.py"))
-    files += [Path(__file__).with_name(n) for n in ("evidence.py", "workload_plan.py")]
+    files += [Path(__file__).with_name(n)
+              for n in ("evidence.py", "workload_plan.py", "agentic_plan.py")]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()

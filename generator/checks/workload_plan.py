@@ -35,9 +35,9 @@ sweep's thousand-fold."""
 PLAN = check(
     "workload.plan", "reject",
     "the journal ran the plan of the workload the result names: its points, levels or rates, "
-    "requests, prompt lengths and settings",
+    "requests, prompt lengths and settings (agentic: its tasks, trials, settings and tools)",
     "submit the result and journal of a run of this workload as it is (`epbench run "
-    "--workload workloads/serving/<id>.yaml`), unedited",
+    "--workload workloads/<kind>/<id>.yaml`), unedited",
 )
 
 

@@ -21,11 +21,10 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from epbench.core.agentic_plan import FEATURE, NON_STREAMED, with_fallbacks
 from epbench.core.errors import RunError
 from epbench.runner.agentic.model import Workload
 
-FEATURE = "streamed_tool_calls"
-NON_STREAMED = "non-streamed"
 # Long enough for a whole first tool call: vLLM streams its first tool-call delta only once
 # the function name is complete (none within 16 tokens of the tiny test model, 2 by 32).
 _PROBE_TOKENS = 64
@@ -85,4 +84,4 @@ def apply_fallback(
             f"file: fallbacks: {{{FEATURE}: {NON_STREAMED}}}"
         )
     used = {"feature": FEATURE, "fallback": NON_STREAMED, "reason": refusal[:500]}
-    return replace(workload, settings=replace(workload.settings, stream=False)), used
+    return replace(workload, settings=with_fallbacks(workload.settings, [used])), used

@@ -1,18 +1,21 @@
 """Running an agentic workload: every task, `trials` times, and the result's `agentic` section.
 
 `run_agentic(ctx, loaded)` is what `epbench run` calls (through `epbench.runner.entry`) for a file
-of
-kind `agentic-workload`, already read and schema-checked by `epbench.runner.workload`. The journal's
-first line names the tasks and the trials per task, what `epbench validate` needs to recompute
-the section. Trials already finished in the journal of a resumed run are read back, not run
-again.
+of kind `agentic-workload`, already read and schema-checked by `epbench.runner.workload`. What runs
+is the workload's plan (epbench.core.agentic_plan: tasks, trials per task, request settings after
+the fallbacks used, limits, each task's tools): the journal's first line is that plan, which
+`epbench validate` rebuilds from the workload file and compares, and from whose tasks and trials
+it recomputes the section. Trials already finished in the journal of a resumed run are read
+back, not run again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
+from epbench.core.agentic_plan import plan_agentic
 from epbench.core.agentic_summary import summarize
 from epbench.core.trial_record import TrialRecord
 from epbench.runner.agentic.model import Workload, load_workload
@@ -31,30 +34,24 @@ def finished_trials(records: list[dict[str, Any]]) -> dict[tuple[str, int], Tria
     return out
 
 
-def trials_for(workload: Workload, quick: bool) -> int:
-    return workload.quick_trials if quick else workload.trials
-
-
 async def run_agentic(
     ctx: RunContext, loaded: LoadedWorkload, workload: Workload | None = None
 ) -> dict[str, Any]:
     """Run every task's trials against `ctx.client`; the result's `agentic` section.
 
-    `workload` is the typed workload as it will run (a declared fallback may have changed its
-    settings: epbench.runner.agentic.capability); by default, the loaded file's."""
-    workload_doc = loaded.doc
-    if workload is None:
-        workload = load_workload(workload_doc)
-    trials = trials_for(workload, bool(ctx.quick))
+    `workload` is the typed workload (by default, the loaded file's); its requests are sent with
+    the plan's settings, after the declared fallbacks in `ctx.fallbacks_used`
+    (epbench.runner.agentic.capability)."""
+    plan = plan_agentic(loaded.doc, bool(ctx.quick), ctx.fallbacks_used)
+    # Every request is sent with the plan's settings, the ones the run line records.
+    workload = dataclasses.replace(workload or load_workload(loaded.doc), settings=plan.settings)
+    trials = plan.trials
     done = finished_trials(list(ctx.resume_records or []))
     if not any(line.get("type") == "run" for line in ctx.resume_records or []):
-        ctx.journal.append({"type": "run", "agentic": {
-            "tasks": [t.id for t in workload.tasks], "trials": trials,
-        }})
+        ctx.journal.append({"type": "run", "agentic": plan.run_line()})
     model = ctx.model
     card = ctx.endpoint.get("pricing")
-    concurrency = max(1, int((workload_doc.get("settings") or {}).get("concurrency", 1)))
-    gate = asyncio.Semaphore(concurrency)
+    gate = asyncio.Semaphore(plan.concurrency)
     planned = [(t.id, k) for t in workload.tasks for k in range(trials)]
     earlier = [done[key] for key in planned if key in done]
     bar = _progress(ctx, workload.id, len(planned), len(earlier),
@@ -73,7 +70,7 @@ async def run_agentic(
                 journal=ctx.journal,
                 card=card,
                 model=model,
-                run_seed=int(ctx.seed),
+                run_seed=plan.seed,
             )
             record = await run.run()
         if bar is not None:
@@ -87,7 +84,7 @@ async def run_agentic(
     finally:
         if bar is not None:
             bar.close()
-    return summarize([t.id for t in workload.tasks], trials, records, card)
+    return summarize(list(plan.tasks), trials, records, card)
 
 
 def _progress(ctx: RunContext, label: str, total: int, done_before: int,

@@ -11,13 +11,16 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from epbench.core.agentic_plan import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_TOOL_ERRORS,
+    Settings,
+    settings_of,
+)
 from epbench.runner.retry import RetryPolicy
 
 # Agentic runs retry transport failures by default: a task should survive a 429.
 AGENTIC_RETRY = RetryPolicy(enabled=True, max_retries=3, backoff_s=0.25, backoff_max_s=8.0)
-
-DEFAULT_MAX_STEPS = 12
-DEFAULT_MAX_TOOL_ERRORS = 4
 
 
 @dataclass(frozen=True)
@@ -25,23 +28,6 @@ class Limits:
     max_steps: int = DEFAULT_MAX_STEPS
     max_tool_errors: int = DEFAULT_MAX_TOOL_ERRORS
     retry: RetryPolicy = field(default_factory=lambda: AGENTIC_RETRY)
-
-
-@dataclass(frozen=True)
-class Settings:
-    stream: bool = True
-    temperature: float | None = 0.0
-    max_tokens: int | None = None
-    tool_choice: str | dict[str, Any] | None = "auto"
-    parallel_tool_calls: bool | None = None
-    # the tool choice of steps 1..n (then `tool_choice`): forced where the task needs a call
-    tool_choice_by_step: tuple[str | dict[str, Any], ...] = ()
-
-    def tool_choice_at(self, step: int) -> str | dict[str, Any] | None:
-        """The tool choice sent on `step` (1-based)."""
-        if 1 <= step <= len(self.tool_choice_by_step):
-            return self.tool_choice_by_step[step - 1]
-        return self.tool_choice
 
 
 @dataclass(frozen=True)
@@ -220,7 +206,6 @@ def _retry(doc: dict[str, Any] | None) -> RetryPolicy:
 
 def load_workload(doc: dict[str, Any]) -> Workload:
     """The typed workload for a document that passed the schema check."""
-    settings = doc.get("settings") or {}
     limits = doc.get("limits") or {}
     trials = int(doc.get("trials", 1))
     return Workload(
@@ -232,14 +217,7 @@ def load_workload(doc: dict[str, Any]) -> Workload:
         quick_trials=int(doc.get("quick_trials", trials)),
         seed=int(doc.get("seed", 0)),
         system_prompt=doc.get("system_prompt"),
-        settings=Settings(
-            stream=bool(settings.get("stream", True)),
-            temperature=settings.get("temperature", 0.0),
-            max_tokens=settings.get("max_tokens"),
-            tool_choice=settings.get("tool_choice", "auto"),
-            parallel_tool_calls=settings.get("parallel_tool_calls"),
-            tool_choice_by_step=tuple(settings.get("tool_choice_by_step") or ()),
-        ),
+        settings=settings_of(doc),
         limits=Limits(
             max_steps=int(limits.get("max_steps", DEFAULT_MAX_STEPS)),
             max_tool_errors=int(limits.get("max_tool_errors", DEFAULT_MAX_TOOL_ERRORS)),
