@@ -20,7 +20,7 @@ every function returns None for a record where the formula does not apply.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 NS_PER_MS = 1_000_000
@@ -57,9 +57,14 @@ def tpot_ms(record: Mapping[str, Any]) -> float | None:
 
 
 def itl_ms(record: Mapping[str, Any]) -> list[float]:
+    return [gap / 1000 for gap in itl_us(record)]
+
+
+def itl_us(record: Mapping[str, Any]) -> Sequence[int]:
+    """The request's inter-token gaps in microseconds, as journaled (none unless it is ok)."""
     if not _ok(record):
-        return []
-    return [gap / 1000 for gap in record.get("itl_us") or ()]
+        return ()
+    return record.get("itl_us") or ()
 
 
 def schedule_delay_ms(record: Mapping[str, Any]) -> float | None:
