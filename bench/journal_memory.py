@@ -69,13 +69,14 @@ LAUNCHER = (
 TOKENS = 128
 
 
-def workload(project: Path, wid: str, per_point: int, levels: list[int]) -> Path:
+def workload(project: Path, wid: str, per_point: int, levels: list[int],
+             tokens: int = TOKENS) -> Path:
     doc = {
         "kind": "serving-workload", "schema_version": 1, "id": wid, "version": "1.0",
         "description": "a journal-size benchmark", "seed": 7,
         "prompts": {"input_tokens": {"distribution": "normal", "mean": 128, "stddev": 16,
                                      "min": 64, "max": 192},
-                    "max_tokens": TOKENS, "ignore_eos": True},
+                    "max_tokens": tokens, "ignore_eos": True},
         "load": {"pattern": "concurrency", "concurrency": levels,
                  "requests_per_point": per_point, "warmup_requests": 0},
         "slo": {"ttft_ms": 2000, "tpot_ms": 50}, "timeout_s": 30,
@@ -86,9 +87,10 @@ def workload(project: Path, wid: str, per_point: int, levels: list[int]) -> Path
     return path
 
 
-def seed_lines(project: Path, count: int) -> list[dict[str, Any]]:
-    """The request lines of a real run: `epbench run` of `count` requests against the emulator."""
-    seed = workload(project / "seed", "seed", count, [16])
+def seed_lines(project: Path, count: int, tokens: int = TOKENS) -> list[dict[str, Any]]:
+    """The request lines of a real run: `epbench run` of `count` requests of `tokens` output
+    tokens against the emulator."""
+    seed = workload(project / "seed", "seed", count, [16], tokens)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "epbench.cli", "run", "--workload", str(seed),
                     "--out", str(project / "seed" / "runs"), "--no-progress"],
@@ -118,11 +120,11 @@ def request_line(template: dict[str, Any], req: Any, t: int, number: int) -> tup
 
 
 def write_run(project: Path, wid: str, per_point: int, levels: list[int],
-              templates: list[dict[str, Any]]) -> Path:
+              templates: list[dict[str, Any]], tokens: int = TOKENS) -> Path:
     """A run folder (plan, events.jsonl, result.json) of a planned sweep whose request lines
     are `templates`' (cycled), and the result placed in the project's results/ with its
     gzipped journal."""
-    loaded = load_serving_workload(workload(project, wid, per_point, levels))
+    loaded = load_serving_workload(workload(project, wid, per_point, levels, tokens))
     plan = build_plan(loaded, "feedc0de" + os.urandom(4).hex(), quick=False)
     plan.meta = {
         "harness": {"name": "epbench", "version": "0.1.0", "git_sha": None},
@@ -130,7 +132,7 @@ def write_run(project: Path, wid: str, per_point: int, levels: list[int],
                      "kind": "serving", "pattern": "concurrency"},
         "endpoint": load_document(ROOT / "endpoints" / "emulator.yaml"),
         "client": {"python": "3.11", "os": "Linux", "region": None, "rtt_ms": 0.05, "cpus": 2},
-        "settings": {"seed": loaded.seed, "quick": False, "stream": True, "max_tokens": TOKENS,
+        "settings": {"seed": loaded.seed, "quick": False, "stream": True, "max_tokens": tokens,
                      "ignore_eos": True},
         "slo": loaded.slo, "started_at": "2026-11-20T10:00:00Z",
     }
@@ -213,6 +215,10 @@ def main() -> None:
     parser.add_argument("--templates", type=int, default=16,
                         help="distinct real request lines the legitimate journals cycle through")
     parser.add_argument("--cases", default="bomb,large")
+    parser.add_argument("--tokens", type=int, default=TOKENS,
+                        help="output tokens of each legitimate request (the workload's max_tokens)")
+    parser.add_argument("--levels", default="8,16,32,64",
+                        help="the legitimate sweep's concurrency levels, one point each")
     parser.add_argument("--compare", type=Path, action="append", default=[],
                         help="another epbench tree (e.g. a worktree of main) to validate each "
                              "journal with too, for before-and-after figures")
@@ -227,14 +233,17 @@ def main() -> None:
         for tree in (ROOT, *args.compare):
             print(json.dumps({"case": "bomb", **measure(result, tree)}), flush=True)
     if "large" in cases:
-        templates = seed_lines(project / "templates", max(args.templates, 8))[:args.templates]
+        templates = seed_lines(project / "templates", max(args.templates, 8),
+                               args.tokens)[:args.templates]
+        levels = [int(x) for x in args.levels.split(",")]
         size = sum(len(orjson.dumps(t)) + 1 for t in templates) / len(templates)
         for mib in (int(x) for x in args.large_mib.split(",")):
-            per_point = max(1, int(mib * MIB / size) // 4)
-            result = write_run(project / f"large{mib}", f"large{mib}", per_point,
-                               [8, 16, 32, 64], templates)
+            per_point = max(1, int(mib * MIB / size) // len(levels))
+            result = write_run(project / f"large{mib}", f"large{mib}", per_point, levels,
+                               templates, args.tokens)
             for tree in (ROOT, *args.compare):
-                print(json.dumps({"case": "large", "requests": per_point * 4,
+                print(json.dumps({"case": "large", "requests": per_point * len(levels),
+                                  "tokens": args.tokens,
                                   "templates": len(templates), **measure(result, tree)}),
                       flush=True)
 
