@@ -17,8 +17,8 @@ side by side, so a shard's first session is not a resume.
 
 from __future__ import annotations
 
-import itertools
 import statistics
+from array import array
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 from epbench.core.metrics import burst as burst_metrics
 from epbench.core.metrics import latency, pareto, throughput
 from epbench.core.metrics.errors import OK, count_errors
-from epbench.core.metrics.percentiles import summarize
+from epbench.core.metrics.percentiles import summarize, summarize_integers
 from epbench.core.round_trips import round_trips
 from epbench.core.runspec import PointSpec, RunSpec
 
@@ -103,12 +103,31 @@ def _values(records: Sequence[Mapping[str, Any]], formula: Any) -> list[float]:
     return [v for v in (formula(r) for r in records) if v is not None]
 
 
-def _gaps_ms(records: Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """Every inter-token gap of the records, in ms, as one float64 array (8 bytes a gap; a
-    list of floats took 32): the values and order `latency.itl_ms` gives, request by request."""
-    gaps = [latency.itl_us(r) for r in records]
-    count = sum(len(g) for g in gaps)
-    return np.fromiter(itertools.chain.from_iterable(gaps), dtype=np.float64, count=count) / 1000
+def _gaps_us(records: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Every inter-token gap of the records (`latency.itl_us`, request by request) as one
+    integer array, int32 when they fit: 4 bytes a gap, where a list of floats took 32."""
+    count, wide = 0, False
+    for record in records:
+        gaps = latency.itl_us(record)
+        if not gaps:
+            continue
+        if not isinstance(gaps, array):
+            if not all(type(g) is int for g in gaps):
+                raise ValueError("inter-token gaps that are not integers")
+            wide = wide or min(gaps) < -_I32 or max(gaps) >= _I32
+        elif gaps.typecode != "i":
+            wide = True
+        count += len(gaps)
+    out = np.empty(count, dtype=np.int64 if wide else np.int32)
+    at = 0
+    for record in records:
+        gaps = latency.itl_us(record)
+        out[at:at + len(gaps)] = gaps
+        at += len(gaps)
+    return out
+
+
+_I32 = 2**31
 
 
 def summarize_point(
@@ -149,7 +168,8 @@ def summarize_point(
         errors=count_errors(measured),
         ttft_ms=summarize(_values(ok, latency.ttft_ms), seed=base + 1),
         tpot_ms=tpot,
-        itl_ms=summarize(_gaps_ms(ok), seed=base + 3 if itl_interval else None),
+        itl_ms=summarize_integers(_gaps_us(ok), 1000,
+                                  seed=base + 3 if itl_interval else None),
         e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
     )
     ttfa = _values(ok, latency.ttfa_ms)
