@@ -4,13 +4,14 @@ hundreds of thousands of requests (a journal at the 256 MiB cap validates in und
 A parsed request line as a dict costs about 2.5 KB: a hash table of some 30 keys, an int
 object per timestamp, a dict of server headers. Held as columns, an integer field is 8 bytes
 in an `array('q')`, any other field one reference (short strings interned, equal header blocks
-and floats shared), and the inter-token gaps of every request one flat `array('i')`:
+and floats shared), and the inter-token gaps of every request in flat arrays of the smallest
+integer type each request's gaps fit (1, 2 or 4 bytes a gap; the journal spends 2 to 7):
 
     Requests.append(line)  ->  Row   the line stored; the Row reads it back
     row["t_send_ns"], row.get("itl_us"), "error" in row, iter(row), row["_session"] = 2
 
-A Row is a mutable mapping with the line's keys and values (gaps as `array('i')`, or 'q' past
-32 bits, as `epbench.core.evidence` kept them before), so the one summarizer
+A Row is a mutable mapping with the line's keys and values (gaps as an `array` of integers:
+'B', 'H', 'i' or 'q'), so the one summarizer
 (epbench.core.summary) and the checks read it as they read the dict it replaces. Keys iterate in
 the order the table first saw them, not the line's own order: nothing that reads a record
 depends on it. A value of an unexpected type (a float where the other lines hold an integer)
@@ -19,7 +20,6 @@ is kept as it is, beside the column.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from array import array
 from collections.abc import Iterator, Mapping, MutableMapping
@@ -76,43 +76,61 @@ class _Ints:
         return ABSENT if value == _ABSENT_CODE else None
 
 
+def smallest_code(values: Any) -> str | None:
+    """The smallest `array` typecode that holds these integers ('B', 'H', 'i' or 'q': 1, 2, 4
+    or 8 bytes each); None when they are not all integers (bool is not) or pass 64 bits."""
+    if isinstance(values, array):
+        return values.typecode if values.typecode in _RANGES else None
+    if not isinstance(values, list) or not all(type(v) is int for v in values):
+        return None
+    low, high = (min(values), max(values)) if values else (0, 0)
+    return next((code for code, (lo, hi) in _RANGES.items() if lo <= low and high <= hi), None)
+
+
+_RANGES = {"B": (0, 2**8 - 1), "H": (0, 2**16 - 1), "i": (-(2**31), 2**31 - 1),
+           "q": (-(2**63), 2**63 - 1)}
+_FLAT = ("B", "H", "i", "q")
+
+
 class _IntLists:
-    """Lists of integers (inter-token gaps): every row's in one flat array('i'), by offsets."""
+    """Lists of integers (inter-token gaps): each row's in one of four flat arrays, the one of
+    the smallest type its values fit (1 byte a gap for gaps under 256 us, 2 under 65 ms, 4
+    past that), by offsets."""
 
     def __init__(self, rows: int) -> None:
-        self.flat = array("i")
-        self.starts = array("q", [-1]) * rows  # -1: the row's value is in `other`, or absent
+        self.flats = [array(code) for code in _FLAT]
+        self.kinds = array("b", [-1]) * rows  # which flat; -1: the value is in `other`, or absent
+        self.starts = array("q", [0]) * rows
         self.ends = array("q", [0]) * rows
         self.other: dict[int, Any] = {}
 
     def append(self, value: Any) -> None:
-        self.starts.append(-1)
+        self.kinds.append(-1)
+        self.starts.append(0)
         self.ends.append(0)
-        self.set(len(self.starts) - 1, value)
+        self.set(len(self.kinds) - 1, value)
 
     def set(self, row: int, value: Any) -> None:
         self.other.pop(row, None)
-        self.starts[row] = -1
+        self.kinds[row] = -1
         if value is ABSENT:
             return
-        if isinstance(value, list | array) and all(type(v) is int for v in value):
-            start = len(self.flat)
-            try:
-                self.flat.extend(value)
-            except OverflowError:  # past 32 bits: 'q', as evidence kept them
-                del self.flat[start:]
-                with contextlib.suppress(OverflowError):  # past 2**63: the list as it was
-                    value = array("q", value)
-            else:
-                self.starts[row], self.ends[row] = start, len(self.flat)
-                return
-        self.other[row] = value
+        code = smallest_code(value)
+        if code is None:
+            self.other[row] = value
+            return
+        kind = _FLAT.index(code)
+        flat = self.flats[kind]
+        self.starts[row] = len(flat)
+        flat.extend(value)
+        self.ends[row] = len(flat)
+        self.kinds[row] = kind
 
     def get(self, row: int) -> Any:
-        start = self.starts[row]
-        if start < 0:
+        kind = self.kinds[row]
+        if kind < 0:
             return self.other.get(row, ABSENT)
-        return self.flat[start:self.ends[row]]
+        return self.flats[kind][self.starts[row]:self.ends[row]]
 
 
 class _Objects:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from epbench.core.journal_columns import smallest_code
 from epbench.core.metrics import burst as burst_metrics
 from epbench.core.metrics import latency, pareto, throughput
 from epbench.core.metrics.errors import OK, count_errors
@@ -105,20 +106,18 @@ def _values(records: Sequence[Mapping[str, Any]], formula: Any) -> list[float]:
 
 def _gaps_us(records: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """Every inter-token gap of the records (`latency.itl_us`, request by request) as one
-    integer array, int32 when they fit: 4 bytes a gap, where a list of floats took 32."""
-    count, wide = 0, False
+    integer array of the smallest type that holds them all (1 to 8 bytes a gap, where a list
+    of floats took 32); ValueError when a request's gaps are not integers."""
+    count = 0
+    codes: set[str] = set()
     for record in records:
         gaps = latency.itl_us(record)
-        if not gaps:
-            continue
-        if not isinstance(gaps, array):
-            if not all(type(g) is int for g in gaps):
-                raise ValueError("inter-token gaps that are not integers")
-            wide = wide or min(gaps) < -_I32 or max(gaps) >= _I32
-        elif gaps.typecode != "i":
-            wide = True
+        code = smallest_code(gaps if isinstance(gaps, array | list) else list(gaps))
+        if code is None:
+            raise ValueError("inter-token gaps that are not integers")
+        codes.add(code)
         count += len(gaps)
-    out = np.empty(count, dtype=np.int64 if wide else np.int32)
+    out = np.empty(count, dtype=np.result_type(*(_DTYPES[c] for c in codes or "B")))
     at = 0
     for record in records:
         gaps = latency.itl_us(record)
@@ -127,7 +126,7 @@ def _gaps_us(records: Sequence[Mapping[str, Any]]) -> np.ndarray:
     return out
 
 
-_I32 = 2**31
+_DTYPES = {"B": np.uint8, "H": np.uint16, "i": np.int32, "q": np.int64}
 
 
 def summarize_point(

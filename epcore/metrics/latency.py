@@ -8,14 +8,16 @@
     E2E   = t_last - t_send             (last content-bearing event; a trailing usage-only
                                           chunk does not extend it)
     TPOT  = (E2E - TTFT) / (output_tokens - 1)   for requests with 2 or more output tokens
-    ITL   = the gaps between successive content-bearing events (itl_us in the journal)
+    ITL   = the gaps between successive content-bearing events (itl_us in the journal, us;
+            reported in ms: gap / 1000)
     open loop only:
     schedule delay      = t_send - t_scheduled
     TTFT from scheduled = t_first - t_scheduled
     E2E from scheduled  = t_last - t_scheduled
 
-All results are in milliseconds. Only successful (`class == "ok"`) records have latencies;
-every function returns None for a record where the formula does not apply.
+All results are in milliseconds (`itl_us` returns the journaled microseconds). Only successful
+(`class == "ok"`) records have latencies; every function returns None for a record where the
+formula does not apply.
 """
 
 from __future__ import annotations
@@ -56,12 +58,9 @@ def tpot_ms(record: Mapping[str, Any]) -> float | None:
     return (record["t_last_ns"] - record["t_first_ns"]) / NS_PER_MS / (tokens - 1)
 
 
-def itl_ms(record: Mapping[str, Any]) -> list[float]:
-    return [gap / 1000 for gap in itl_us(record)]
-
-
 def itl_us(record: Mapping[str, Any]) -> Sequence[int]:
-    """The request's inter-token gaps in microseconds, as journaled (none unless it is ok)."""
+    """The request's inter-token gaps in microseconds, as journaled (none unless it is ok):
+    epbench.core.summary summarizes a point's gaps as integers, divided by 1000 to ms."""
     if not _ok(record):
         return ()
     return record.get("itl_us") or ()
