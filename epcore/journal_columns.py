@@ -3,9 +3,10 @@ hundreds of thousands of requests (a journal at the 256 MiB cap validates in und
 
 A parsed request line as a dict costs about 2.5 KB: a hash table of some 30 keys, an int
 object per timestamp, a dict of server headers. Held as columns, an integer field is 8 bytes
-in an `array('q')`, any other field one reference (short strings interned, equal header blocks
-and floats shared), and the inter-token gaps of every request in flat arrays of the smallest
-integer type each request's gaps fit (1, 2 or 4 bytes a gap; the journal spends 2 to 7):
+in an `array('q')`, any other field one reference (short strings interned, floats shared, a
+header block as its JSON bytes, equal ones once), and the inter-token gaps of every request in
+flat arrays of the smallest integer type each request's gaps fit (1, 2 or 4 bytes a gap; the
+journal spends 2 to 7):
 
     Requests.append(line)  ->  Row   the line stored; the Row reads it back
     row["t_send_ns"], row.get("itl_us"), "error" in row, iter(row), row["_session"] = 2
@@ -133,8 +134,16 @@ class _IntLists:
         return self.flats[kind][self.starts[row]:self.ends[row]]
 
 
+class _Packed(bytes):
+    """A dict or list held as its JSON bytes (a header block: a few hundred bytes as a dict of
+    strings, half that as bytes); read back as a new dict or list each time."""
+
+    __slots__ = ()
+
+
 class _Objects:
-    """One reference per row; equal short strings, header blocks and floats shared."""
+    """One reference per row; short strings interned, floats and equal JSON blocks shared, dicts
+    and lists held as their JSON bytes."""
 
     def __init__(self, rows: int, shared: dict[Any, Any]) -> None:
         self.values: list[Any] = [ABSENT] * rows
@@ -151,12 +160,12 @@ class _Objects:
         if kind is str:
             return sys.intern(value) if len(value) <= 64 else value
         if kind is float:
-            key: Any = ("f", value.hex())
+            key: Any = value.hex()
         elif kind is dict or kind is list:
             try:
-                key = ("j", orjson.dumps(value))
+                key = value = _Packed(orjson.dumps(value))
             except TypeError:
-                return value
+                return value  # (set by a caller, not parsed: kept as it is)
         else:
             return value
         found = self.shared.get(key)
@@ -167,7 +176,8 @@ class _Objects:
         return found
 
     def get(self, row: int) -> Any:
-        return self.values[row]
+        value = self.values[row]
+        return orjson.loads(memoryview(value)) if type(value) is _Packed else value
 
 
 _Column = _Ints | _IntLists | _Objects

@@ -109,11 +109,14 @@ def test_setting_a_key_on_a_row_changes_that_row_alone() -> None:
     assert "_session" not in rows[1]
 
 
-def test_equal_header_blocks_are_held_once() -> None:
+def test_a_rows_header_block_reads_back_as_its_own_copy() -> None:
     table = Requests()
-    a, b = table.append(request(0)), table.append(request(1))
+    a, b = table.append(request(0)), table.append(request(1, server_headers={"x-id": "r1"}))
+    first = a["server_headers"]
+    first["server"] = "changed"
     assert a["server_headers"] == {"server": "vllm"}
-    assert a["server_headers"] is b["server_headers"]
+    assert b["server_headers"] == {"x-id": "r1"}
+    assert table.append(request(2))["server_headers"] == {"server": "vllm"}
 
 
 def journal(tmp_path: Path) -> tuple[Path, bytes, RunSpec]:
