@@ -19,9 +19,9 @@ by a small launcher process, see LAUNCHER):
            from the journal by epbench's own summarizer: must validate
 
 A real run's journal compresses about 3.4 to 1, so the 32 MiB cap on the gzip binds near
-105 MiB inflated; cycling a few lines (the default 16, about 20 KB, inside deflate's 32 KB
-window) compresses far better, which is what lets a legitimate journal reach the 256 MiB
-inflated cap. `--templates 64` gives the real ratio: such a journal past ~105 MiB is refused at
+105 MiB inflated; cycling a few lines inside deflate's 32 KB window (the default 16 of 128
+tokens, about 20 KB; 4 with --tokens 1024) compresses 20 to 50 to 1, which is what lets a
+legitimate journal reach the 256 MiB inflated cap. `--templates 64` gives the real ratio: such a journal past ~105 MiB is refused at
 the gzip cap, before it is read (the verdict says which stage was reached).
 
 The figure to hold is peak RSS under 512 MB at the 256 MiB cap (issue 21, item 6).

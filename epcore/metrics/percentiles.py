@@ -11,7 +11,9 @@
                  for p50 and p90, when n >= 2 and the sample's values are independent draws
                  (not inter-token gaps, several of which come from one request)
 
-An empty sample gives None for every statistic and n = 0.
+An empty sample gives None for every statistic and n = 0. Inter-token latency (integer
+microsecond gaps, millions of them in a large point) is summarized from the integers
+(`summarize_integers`): the same percentiles, and the mean as the exact sum / n.
 """
 
 from __future__ import annotations
