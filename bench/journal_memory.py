@@ -12,17 +12,19 @@ by a small launcher process, see LAUNCHER):
     bomb   a small, real-looking run whose journal is its run line followed by `{}` lines up
            to --bomb-mib inflated (a gzip of a few hundred KB): must be one rejection
     large  a legitimate journal of --large-mib inflated (one per comma-separated size): a
-           four-point sweep (concurrency 8, 16, 32, 64) of 128-token requests whose lines are
-           the request lines of a real emulator run (`epbench run`, --templates of them, cycled),
-           each given the id, point, seq and prompt length of its planned request and
-           timestamps laid out as its point's concurrency would send them; the result computed
-           from the journal by epbench's own summarizer: must validate
+           sweep (--levels, default concurrency 8, 16, 32, 64, one point each) of --tokens
+           (128) -token requests whose lines are the request lines of a real emulator run
+           (`epbench run`, --templates of them, cycled), each given the id, point, seq and
+           prompt length of its planned request and timestamps laid out as its point's
+           concurrency would send them; the result computed from the journal by epbench's
+           own summarizer: must validate
 
 A real run's journal compresses about 3.4 to 1, so the 32 MiB cap on the gzip binds near
 105 MiB inflated; cycling a few lines inside deflate's 32 KB window (the default 16 of 128
 tokens, about 20 KB; 4 with --tokens 1024) compresses 20 to 50 to 1, which is what lets a
-legitimate journal reach the 256 MiB inflated cap. `--templates 64` gives the real ratio: such a journal past ~105 MiB is refused at
-the gzip cap, before it is read (the verdict says which stage was reached).
+legitimate journal reach the 256 MiB inflated cap. `--templates 64` gives the real ratio: such
+a journal past ~105 MiB is refused at the gzip cap, before it is read (the verdict says which
+stage was reached).
 
 The figure to hold is peak RSS under 512 MB at the 256 MiB cap (issue 21, item 6).
 """
