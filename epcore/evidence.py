@@ -23,19 +23,16 @@ so a bomb of `{}` lines stops at its second line and memory never holds the whol
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
-import sys
 import zlib
-from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from epbench.core import fast_json, journal_lines
+from epbench.core import fast_json, journal_columns, journal_lines
 
 SUFFIX = ".events.jsonl.gz"
 RUN_JOURNAL = "events.jsonl"
@@ -152,16 +149,28 @@ def _check_described(actual: Mapping[str, Any], pinned: Mapping[str, Any]) -> No
 
 
 def load(path: Path, pinned: Mapping[str, Any],
-         max_requests: int | None = None) -> list[dict[str, Any]]:
+         max_requests: int | None = None) -> list[MutableMapping[str, Any]]:
     """The journal's records, streamed: each line a JSON object of a known kind and shape
     (epbench.core.journal_lines), no duplicate key, no deeper than its MAX_DEPTH, no more request
     lines than `max_requests`; then its bytes checked against the result's `evidence`.
-    Inter-token gaps are kept as `array('i')` (or 'q') and repeated strings once."""
+    Request lines are held as columns (epbench.core.journal_columns: a Row each, read like the
+    dict it was, inter-token gaps as `array('i')`); the other lines as dicts."""
     reader = _Reader(path)
-    records: list[dict[str, Any]] = []
-    requests = 0
+    records: list[MutableMapping[str, Any]] = []
+    table = journal_columns.Requests()
     number = 0
     tail = b""
+
+    def take(line: bytes) -> None:
+        record = parse_line(line, number)
+        if record.get("type", "request") != "request":
+            records.append(record)
+            return
+        if max_requests is not None and table.rows >= max_requests:
+            raise EvidenceError(f"journal line {number}: more request lines than the "
+                                f"{max_requests} the workload's plan sends")
+        records.append(table.append(record))
+
     for block in reader.blocks():
         lines = (tail + block).split(b"\n") if tail else block.split(b"\n")
         tail = lines.pop()
@@ -169,19 +178,11 @@ def load(path: Path, pinned: Mapping[str, Any],
             raise EvidenceError(f"journal line {number + 1} is longer than {MAX_LINE_BYTES} bytes")
         for line in lines:
             number += 1
-            if not line:
-                continue
-            record = parse_line(line, number)
-            if record.get("type", "request") == "request":
-                requests += 1
-                if max_requests is not None and requests > max_requests:
-                    raise EvidenceError(
-                        f"journal line {number}: more request lines than the {max_requests} "
-                        "the workload's plan sends")
-                _compact(record)
-            records.append(record)
+            if line:
+                take(line)
     if tail:
-        records.append(parse_line(tail, number + 1))
+        number += 1
+        take(tail)
     _check_described(reader.described(), pinned)
     return records
 
@@ -228,21 +229,6 @@ def _walk(document: Any) -> tuple[int, int]:
     return deepest, members
 
 
-def _compact(record: dict[str, Any]) -> None:
-    gaps = record.get("itl_us")
-    if isinstance(gaps, list) and all(type(v) is int for v in gaps):
-        # 4 bytes a gap (up to 35 minutes in microseconds), else 8; past 2**63 the list stays
-        with contextlib.suppress(OverflowError):
-            record["itl_us"] = array("i", gaps) if min(gaps, default=0) > -_I32 \
-                and max(gaps, default=0) < _I32 else array("q", gaps)
-    for key in _SHARED:
-        value = record.get(key)
-        if type(value) is str and len(value) <= 64:
-            record[key] = sys.intern(value)
-
-
-_I32 = 2**31
-_SHARED = ("point", "class", "input_source", "token_source", "task", "tag")
 _BLOCK = 1 << 20
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """A request of 131,072 tokens (the largest max_tokens a workload may ask) writes about 1 MB

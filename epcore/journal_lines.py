@@ -15,7 +15,10 @@ than MAX_DEPTH is refused (`line_problem`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+_Line = TypeVar("_Line", bound=Mapping[str, Any])
 
 # What a serving request line must hold to be summarized, and a trial line to be resumed.
 REQUEST_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -89,7 +92,7 @@ def line_problem(record: Any) -> str | None:
     return None
 
 
-def complete_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def complete_records(records: Sequence[_Line]) -> tuple[list[_Line], int]:
     """(the records that hold every field their kind needs, how many did not).
 
     A line can parse and still lack fields (written by another tool, or edited): such lines
@@ -111,7 +114,7 @@ def complete_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     return kept, len(records) - len(kept)
 
 
-def _counts_or_absent(record: dict[str, Any]) -> bool:
+def _counts_or_absent(record: Mapping[str, Any]) -> bool:
     """Every streamed-evidence field the line has is a non-negative integer."""
     for key in STREAMED_FIELDS:
         value = record.get(key)

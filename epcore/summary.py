@@ -18,13 +18,17 @@ side by side, so a shard's first session is not a resume.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from epbench.core.journal_columns import smallest_code
 from epbench.core.metrics import burst as burst_metrics
 from epbench.core.metrics import latency, pareto, throughput
 from epbench.core.metrics.errors import OK, count_errors
-from epbench.core.metrics.percentiles import summarize
+from epbench.core.metrics.percentiles import summarize, summarize_integers
 from epbench.core.round_trips import round_trips
 from epbench.core.runspec import PointSpec, RunSpec
 
@@ -32,15 +36,16 @@ _DIGITS = 6
 CALIBRATION_TOLERANCE = 0.05  # a point whose median actual/requested is further off is flagged
 
 
-def dedupe(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def dedupe(records: Iterable[Mapping[str, Any]]) -> list[MutableMapping[str, Any]]:
     """Request records (no `type` or `type == "request"`), first record per request_id kept;
     each carries `_session`, the number of session lines seen before it (set on the record
-    itself: a copy of every record doubled the memory a large journal takes)."""
+    itself, a dict or a journal_columns.Row: a copy of every record doubled the memory a large
+    journal takes)."""
     seen: set[str] = set()
-    out: list[dict[str, Any]] = []
+    out: list[MutableMapping[str, Any]] = []
     session = 0
     for record in records:
-        if not isinstance(record, dict):
+        if not isinstance(record, MutableMapping):
             record = dict(record)
         kind = record.get("type", "request")
         if kind in ("session", "shard"):
@@ -95,12 +100,37 @@ def window_ns(measured: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     return total, end
 
 
-def _values(records: list[dict[str, Any]], formula: Any) -> list[float]:
+def _values(records: Sequence[Mapping[str, Any]], formula: Any) -> list[float]:
     return [v for v in (formula(r) for r in records) if v is not None]
 
 
+def _gaps_us(records: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Every inter-token gap of the records (`latency.itl_us`, request by request) as one
+    integer array of the smallest type that holds them all (1 to 8 bytes a gap, where a list
+    of floats took 32); ValueError when a request's gaps are not integers."""
+    count = 0
+    codes: set[str] = set()
+    for record in records:
+        gaps = latency.itl_us(record)
+        code = smallest_code(gaps if isinstance(gaps, array | list) else list(gaps))
+        if code is None:
+            raise ValueError("inter-token gaps that are not integers")
+        codes.add(code)
+        count += len(gaps)
+    out = np.empty(count, dtype=np.result_type(*(_DTYPES[c] for c in codes or "B")))
+    at = 0
+    for record in records:
+        gaps = latency.itl_us(record)
+        out[at:at + len(gaps)] = gaps
+        at += len(gaps)
+    return out
+
+
+_DTYPES = {"B": np.uint8, "H": np.uint16, "i": np.int32, "q": np.int64}
+
+
 def summarize_point(
-    point: PointSpec, records: list[dict[str, Any]], slo: Mapping[str, float], seed: int,
+    point: PointSpec, records: Sequence[Mapping[str, Any]], slo: Mapping[str, float], seed: int,
     itl_interval: bool = False,
 ) -> dict[str, Any]:
     """The result's `point` object from the journal records of one point.
@@ -137,8 +167,8 @@ def summarize_point(
         errors=count_errors(measured),
         ttft_ms=summarize(_values(ok, latency.ttft_ms), seed=base + 1),
         tpot_ms=tpot,
-        itl_ms=summarize([g for r in ok for g in latency.itl_ms(r)],
-                         seed=base + 3 if itl_interval else None),
+        itl_ms=summarize_integers(_gaps_us(ok), 1000,
+                                  seed=base + 3 if itl_interval else None),
         e2e_ms=summarize(_values(ok, latency.e2e_ms), seed=base + 4),
     )
     ttfa = _values(ok, latency.ttfa_ms)
@@ -192,7 +222,8 @@ def _input_measured(record: Mapping[str, Any]) -> bool:
     )
 
 
-def _input_source(measured: list[dict[str, Any]], usage: list[dict[str, Any]]) -> str:
+def _input_source(measured: Sequence[Mapping[str, Any]],
+                  usage: Sequence[Mapping[str, Any]]) -> str:
     if not measured:
         return "none"
     if len(usage) == len(measured):
@@ -200,7 +231,7 @@ def _input_source(measured: list[dict[str, Any]], usage: list[dict[str, Any]]) -
     return "planned" if not usage else "mixed"
 
 
-def input_calibration(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def input_calibration(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Requested against actual input tokens over records with both (None when there are
     none): medians, the median ratio, and whether it is off by more than 5%."""
     pairs = [
@@ -232,7 +263,7 @@ def retry_cost(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def burst_block(
-    spec: RunSpec, by_point: Mapping[str, list[dict[str, Any]]]
+    spec: RunSpec, by_point: Mapping[str, Sequence[Mapping[str, Any]]]
 ) -> dict[str, Any] | None:
     """The result's `burst` object (phases and recovery seconds), for burst plans."""
     if spec.pattern != "burst" or not spec.burst:
@@ -277,7 +308,7 @@ def summarize_run(
     """`points`, `pareto`, `retries`, (burst) `burst`, (when resumed) `resumes` and (when the
     sessions journaled them) `round_trips` of a result (`itl_interval`: see summarize_point)."""
     records = list(records)
-    by_point: dict[str, list[dict[str, Any]]] = {}
+    by_point: dict[str, list[MutableMapping[str, Any]]] = {}
     for record in dedupe(records):
         by_point.setdefault(record["point"], []).append(record)
     chosen = spec.points

@@ -8,6 +8,7 @@ which reads them back from the journal with `from_journal`.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ class TrialRecord:
         return {"type": "trial", **asdict(self)}
 
     @classmethod
-    def from_journal(cls, line: dict[str, Any]) -> TrialRecord:
+    def from_journal(cls, line: Mapping[str, Any]) -> TrialRecord:
         data = {k: v for k, v in line.items() if k in cls.__dataclass_fields__}
         return cls(**data)
 

@@ -34,8 +34,8 @@ def test_tpot_needs_two_or_more_tokens():
     assert latency.tpot_ms({**RECORD, "output_tokens": 1}) is None
 
 
-def test_itl_converts_microsecond_gaps_to_milliseconds():
-    assert latency.itl_ms(RECORD) == [40.0, 60.0, 50.0, 50.0]
+def test_itl_is_the_journaled_microsecond_gaps_of_a_successful_request():
+    assert list(latency.itl_us(RECORD)) == [40_000, 60_000, 50_000, 50_000]
 
 
 def test_open_loop_latencies_count_from_the_scheduled_time():
@@ -49,7 +49,7 @@ def test_failed_requests_have_no_latency_but_keep_their_schedule_delay():
     assert latency.ttft_ms(failed) is None
     assert latency.e2e_ms(failed) is None
     assert latency.tpot_ms(failed) is None
-    assert latency.itl_ms(failed) == []
+    assert list(latency.itl_us(failed)) == []
     assert latency.schedule_delay_ms(failed) == pytest.approx(10.0)
 
 

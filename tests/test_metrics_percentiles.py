@@ -133,3 +133,34 @@ def test_percentiles_are_bit_identical_to_numpy_percentile(case):
         assert dist[name] == float(np.percentile(values, q))
     q = rng.uniform(0, 100)
     assert percentile(values, q) == float(np.percentile(values, q))
+
+
+def test_integer_gaps_summarized_in_place_give_the_float_summary_percentiles_to_the_last_bit():
+    import numpy as np
+
+    from epbench.core.metrics.percentiles import summarize_integers
+
+    rng = random.Random(11)
+    for n in (1, 2, 7, 64, 1000, 5003):
+        gaps = [rng.choice((0, rng.randint(1, 40_000), rng.randint(3000, 9000))) for _ in range(n)]
+        floats = summarize([g / 1000 for g in gaps], seed=None, digits=None)
+        ints = np.asarray(gaps, dtype=np.int32)
+        exact = summarize_integers(ints, 1000, digits=None)
+        for name in ("p50", "p90", "p95", "p99"):
+            assert exact[name] == floats[name], (n, name)
+        assert exact["mean"] == pytest.approx(floats["mean"], rel=1e-12)
+        assert exact["mean"] == sum(gaps) / (n * 1000)
+        assert exact["n"] == n and exact["insufficient"] == floats["insufficient"]
+        assert list(exact) == list(floats)
+        assert list(ints) == sorted(gaps)  # sorted in place: no copy held
+
+
+def test_integer_gaps_with_a_seed_or_none_at_all_are_the_float_summary():
+    import numpy as np
+
+    from epbench.core.metrics.percentiles import summarize_integers
+
+    gaps = [5000, 7000, 0, 12000, 6500, 6400]
+    assert summarize_integers(np.asarray(gaps), 1000, seed=4) == summarize(
+        [g / 1000 for g in gaps], seed=4)
+    assert summarize_integers(np.asarray([], dtype=np.int32), 1000) == summarize([], seed=None)

@@ -8,19 +8,21 @@
     E2E   = t_last - t_send             (last content-bearing event; a trailing usage-only
                                           chunk does not extend it)
     TPOT  = (E2E - TTFT) / (output_tokens - 1)   for requests with 2 or more output tokens
-    ITL   = the gaps between successive content-bearing events (itl_us in the journal)
+    ITL   = the gaps between successive content-bearing events (itl_us in the journal, us;
+            reported in ms: gap / 1000)
     open loop only:
     schedule delay      = t_send - t_scheduled
     TTFT from scheduled = t_first - t_scheduled
     E2E from scheduled  = t_last - t_scheduled
 
-All results are in milliseconds. Only successful (`class == "ok"`) records have latencies;
-every function returns None for a record where the formula does not apply.
+All results are in milliseconds (`itl_us` returns the journaled microseconds). Only successful
+(`class == "ok"`) records have latencies; every function returns None for a record where the
+formula does not apply.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 NS_PER_MS = 1_000_000
@@ -56,10 +58,12 @@ def tpot_ms(record: Mapping[str, Any]) -> float | None:
     return (record["t_last_ns"] - record["t_first_ns"]) / NS_PER_MS / (tokens - 1)
 
 
-def itl_ms(record: Mapping[str, Any]) -> list[float]:
+def itl_us(record: Mapping[str, Any]) -> Sequence[int]:
+    """The request's inter-token gaps in microseconds, as journaled (none unless it is ok):
+    epbench.core.summary summarizes a point's gaps as integers, divided by 1000 to ms."""
     if not _ok(record):
-        return []
-    return [gap / 1000 for gap in record.get("itl_us") or ()]
+        return ()
+    return record.get("itl_us") or ()
 
 
 def schedule_delay_ms(record: Mapping[str, Any]) -> float | None:

@@ -22,7 +22,7 @@ errors: they are "no evidence, not ranked" (epbench.core.rankable).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str,
     return found
 
 
-def _recomputed(result: dict[str, Any], records: list[dict[str, Any]], name: str,
+def _recomputed(result: dict[str, Any], records: Sequence[Mapping[str, Any]], name: str,
                 file: str) -> list[Finding]:
     for number, record in enumerate(records, 1):
         server_side = line_problem(record) if record.get("type", "request") == "request" else None
@@ -132,7 +132,7 @@ def _recomputed(result: dict[str, Any], records: list[dict[str, Any]], name: str
     )]
 
 
-def recompute(result: Mapping[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+def recompute(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The figures the journal gives, keyed like the result (only the keys it computes); lines
     too incomplete to summarize are skipped, as the runner skipped them."""
     records, _ = complete_records(records)
@@ -233,7 +233,7 @@ FASTEST_GAP = check(
 )
 
 
-def _fastest_gap(result: Mapping[str, Any], records: list[dict[str, Any]],
+def _fastest_gap(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
                  file: str) -> list[Finding]:
     """tps_per_user of each point against 1000 / the fastest gap (ms) per token it carried.
 

@@ -8,7 +8,7 @@ The bounds read the line's own counts and streamed bytes, the result's `settings
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from epbench.core.findings import Finding
@@ -23,7 +23,7 @@ USAGE = check(
 )
 
 
-def check_usage(result: Mapping[str, Any], records: list[dict[str, Any]],
+def check_usage(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
                 file: str) -> list[Finding]:
     """One finding for the first serving request line classed ok whose usage is implausible."""
     limit = (result.get("settings") or {}).get("max_tokens")

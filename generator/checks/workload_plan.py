@@ -16,7 +16,7 @@ The first difference is one `workload.plan` line. A result without a journal is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,8 @@ def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str
     return Expected(doc, points, burst)
 
 
-def check_plan(result: Mapping[str, Any], expected: Expected, records: list[dict[str, Any]],
+def check_plan(result: Mapping[str, Any], expected: Expected,
+               records: Sequence[Mapping[str, Any]],
                file: str) -> list[Finding]:
     """The first difference between the rebuilt plan and the result's settings and journal."""
     problem = _settings(result.get("settings") or {}, expected.workload)
@@ -173,7 +174,7 @@ def _spec(spec: RunSpec, expected: Expected) -> tuple[str, str] | None:
 
 
 def _requests(spec: RunSpec, expected: Expected,
-              records: list[dict[str, Any]]) -> tuple[str, str] | None:
+              records: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
     by_id = {p.id: p for p in expected.points}
     position = {p.id: i for i, p in enumerate(spec.points)}
     lines = [r for r in records if r.get("type", "request") == "request"]
