@@ -279,10 +279,8 @@
     rankable ? 'ranked' : 'not ranked'));
     span.appendChild(el('span', { 'class': 'epb-badge', title: 'Division: how the endpoint is offered and priced' },
       row.division));
-    if (row.tier) {
-      span.appendChild(el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' + row.tier +
-        (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier));
-    }
+    var tier = S.tierBadge(row);
+    if (tier) { span.appendChild(tier); }
     if (row.source_format && row.source_format !== 'epbench') {
       span.appendChild(el('span', { 'class': 'epb-badge', title: 'Imported from another tool\u2019s output' },
         'imported: ' + row.source_format));

@@ -198,6 +198,14 @@
     return reasons;
   }
 
+  // A row's provenance tier as a badge, with its reason in the tooltip (the boards' rows, the
+  // buyer pages' rows); null for a row that carries no tier.
+  function tierBadge(row) {
+    if (!row.tier) { return null; }
+    return el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' + row.tier +
+      (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier);
+  }
+
   // A compact view file ({columns, rows}) as one object per row.
   function toObjects(view) {
     var cols = view.columns;
@@ -254,6 +262,7 @@
     fetchView: fetchView,
     unrankedReasons: unrankedReasons,
     viewReasons: viewReasons,
+    tierBadge: tierBadge,
     el: el,
     flagBox: flagBox,
     fmt: fmt,
