@@ -628,7 +628,7 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var look = Object.assign({}, config.chart.config || {}, S.chartConfig());
+    var look = S.chartConfig(config.chart.config);
     if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
       look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
         labelLimit: Math.floor(width / 2) - 30 });

@@ -130,13 +130,21 @@
 
   function dark() { return document.body && document.body.getAttribute('data-md-color-scheme') === 'slate'; }
 
-  // Vega config for the palette in use: text and grid colours that read on its background.
-  function chartConfig() {
+  // A chart's own Vega config (`base`, the spec's) with the palette in use laid over it: text
+  // and grid colours that read on its background. Each part (axis, legend, ...) is merged, so
+  // the spec's own settings there (the legend's labelLimit) stay.
+  function chartConfig(base) {
     var fg = dark() ? '#d5d8e4' : '#333333';
     var grid = dark() ? '#3b3f52' : '#e4e4e4';
     var axis = { labelColor: fg, titleColor: fg, gridColor: grid, domainColor: fg, tickColor: fg };
-    return { background: null, axis: axis, legend: { labelColor: fg, titleColor: fg },
+    var palette = { background: null, axis: axis, legend: { labelColor: fg, titleColor: fg },
       title: { color: fg }, view: { stroke: grid } };
+    var out = Object.assign({}, base || {});
+    Object.keys(palette).forEach(function (key) {
+      var mine = palette[key];
+      out[key] = mine && typeof mine === 'object' ? Object.assign({}, out[key] || {}, mine) : mine;
+    });
+    return out;
   }
 
   // Calls back when the reader switches between the light and dark palettes.
