@@ -32,8 +32,9 @@ VIEW_COLUMNS: dict[str, list[str]] = {
     # once the reader narrows to its endpoint (epbench.generator.history_views; the other boards
     # read
     # the newest result per endpoint x workload x client region: epbench.generator.latest).
-    "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "max_system_tps",
-                "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate", "results"],
+    "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "tier", "tier_reason",
+                "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
+                "results"],
     "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "tier", "tier_reason",
                 "success_rate",
                 "success_ci_low", "success_ci_high",
@@ -139,13 +140,16 @@ BOARDS: dict[str, dict[str, Any]] = {
             "Every result over time, per endpoint and workload. Until you pick an endpoint, "
             "a row stands for one endpoint, workload and client region on one day (the median "
             "of its results; the “results” column says how many); picking an endpoint "
-            "loads each of its results. Pick the metric above the chart.",
+            "loads each of its results. Pick the metric above the chart. Results of each "
+            "provenance tier are kept apart; self-reported ones are left out until you tick "
+            "“Include self-reported results”.",
         ],
         "source": "history",
         "where": {},
         "sort": ["date", "desc"],
         "columns": [Column("date", "date", "text"), *_IDENT,
                     Column("workload_id", "workload", "text"),
+                    Column("tier", "provenance", "tier"),
                     Column("results", "results"),
                     Column("max_system_tps", "max system throughput (tok/s)"),
                     Column("ttft_p90_ms_best", "best TTFT p90 (ms)"),

@@ -251,21 +251,24 @@ def history_chart() -> ChartSpec:
         y=alt.Y("value:Q", title="value of the chosen metric"),
         color=SERIES,
         order=alt.Order("date:T"),
-        tooltip=["series:N", "date:N", "metric:N", "value:Q", "run_id:N"],
+        tooltip=["series:N", "date:N", "metric:N", "value:Q", "tier:N", "run_id:N"],
     )
     return ChartSpec(
         id="history",
         title="A metric over time",
         caption=(
             "Every filtered result as one point per run date, per endpoint and workload; the "
-            "metric is chosen above the chart."
+            "metric is chosen above the chart. Results of another provenance tier than the "
+            "scheduled benchmark's (attested) draw their own line, named with their tier; "
+            "self-reported ones only when you include them."
         ),
         source="history",
         reduce="history_metric",
         fields=("date", "value"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("date", "date"),
-                     ("metric", "metric"), ("value", "value"), ("run_id", "run")],
+                     ("metric", "metric"), ("value", "value"), ("tier", "provenance"),
+                     ("run_id", "run")],
     )
 
 

@@ -98,6 +98,10 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
                          RULES, "num"),
     "flags": ("Findings of epbench validate published with the result.", RULES, ""),
     "rankable": ("Whether the result may be ranked; the tooltip says why not.", RULES, ""),
+    "tier": ("Provenance: attested (the project's scheduled benchmark signed it), "
+             "attested-by-submitter (epbench's workflow signed it in the submitter's "
+             "repository) or self-reported (no valid attestation: shown and ranked only when "
+             "you include self-reported results). The tooltip says why.", RULES, ""),
     "results": ("History: how many results the row stands for (one endpoint, workload and "
                 "client region on one day; its figures are their medians). Pick an endpoint "
                 "to see each result.", TABLES, "int"),

@@ -31,8 +31,16 @@ def _slugs(values: pd.Series) -> list[str]:
     return sorted({str(v) for v in values.dropna() if SLUG.match(str(v))})
 
 
+# Columns with one value on every row of one endpoint's board: its page names them above it,
+# and at 1366 px they would push the figures out of view.
+_ONE_ENDPOINT = ("provider", "model")
+
+
 def _narrowed(name: str, where: dict[str, Any], frame: pd.DataFrame, title: str) -> dict:
-    spec = dict(BOARDS[name], where={**BOARDS[name]["where"], **where}, title=title)
+    columns = [c for c in BOARDS[name]["columns"]
+               if "endpoint_id" not in where or c.key not in _ONE_ENDPOINT]
+    spec = dict(BOARDS[name], where={**BOARDS[name]["where"], **where}, title=title,
+                columns=columns)
     return board_config(name, spec, ROOT, frame)  # frame: which columns exist
 
 

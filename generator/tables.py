@@ -88,7 +88,8 @@ ENDPOINT_COLUMNS = [
 ]
 HISTORY_COLUMNS = [
     "endpoint_id", "provider", "model", "workload_id", "date", "run_id", "division", "rankable",
-    "tier", "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
+    "tier", "tier_reason", "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output",
+    "success_rate",
 ]
 TABLE_NAMES = ("runs", "points", "agentic", "endpoints", "history")
 TABLE_COLUMNS = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}

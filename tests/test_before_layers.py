@@ -37,10 +37,10 @@ ADDED = {
                "ttft_ms_p90_ci_high"},
     "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path",
              "tier", "tier_reason", "confirmation", "confirmed_by"},
-    "history": {"tier"},
+    "history": {"tier", "tier_reason"},
 }
-# Issue 21: every table carries the provenance tier (an old result is self-reported) and a
-# run its confirmation by an independent run.
+# Issue 21: every table carries the provenance tier (an old result is self-reported) and why,
+# and a run its confirmation by an independent run.
 
 
 def test_old_results_give_the_same_findings_tables_and_run_pages_as_before() -> None:

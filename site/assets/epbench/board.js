@@ -405,10 +405,10 @@
       td.appendChild(el('span', { 'class': 'epb-badge ' + (reasons.length ? 'epb-badge-no' : 'epb-badge-ok'),
         title: reasons.length ? 'Not ranked: ' + reasons.join('; ') : 'Rankable: passes every leaderboard rule' },
       reasons.length ? 'not ranked' : 'ranked'));
-      if (row.tier) {
+      var tier = S.tierBadge(row);
+      if (tier) {
         td.appendChild(document.createTextNode(' '));
-        td.appendChild(el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' +
-          row.tier + (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier));
+        td.appendChild(tier);
       }
       if (row.confirmation && row.confirmed_by) {
         td.appendChild(document.createTextNode(' '));
@@ -416,6 +416,9 @@
           encodeURIComponent(row.confirmed_by) + '/' }, row.confirmation === 'confirmed'
           ? 'confirmed by an independent run' : 'disagrees with an independent run'));
       }
+    } else if (col.kind === 'tier') {
+      var badge = S.tierBadge(row);
+      if (badge) { td.appendChild(badge); } else { td.textContent = fmt(null); }
     } else if (col.kind === 'link' && row.run_id) {
       var a = el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, fmt(value));
       td.appendChild(a);
@@ -527,6 +530,10 @@
   var chartHost, chartTitle, chartCaption, chartAlt, chartEmpty, metricSelect;
 
   function seriesOf(row) { return row.endpoint_id + ' \u00b7 ' + row.workload_id; }
+
+  function tierSeries(row) {
+    return seriesOf(row) + (row.tier && row.tier !== 'attested' ? ' (' + row.tier + ')' : '');
+  }
 
   function median(values) {
     var v = values.slice().sort(function (a, b) { return a - b; });
@@ -640,13 +647,15 @@
       });
       return out;
     },
+    // Tiers are kept apart as the history rows are: the results of a tier other than the
+    // scheduled benchmark's draw their own line, named with their tier.
     history_metric: function (rows) {
       var metric = state.metric;
       var out = [];
       var usable = rows.filter(function (r) { return r[metric] != null && r.date; });
-      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.date; }).forEach(function (list) {
-        out.push({ series: seriesOf(list[0]), date: list[0].date, metric: metric,
-          value: median(list.map(function (r) { return r[metric]; })),
+      groupBy(usable, function (r) { return tierSeries(r) + '\u0000' + r.date; }).forEach(function (list) {
+        out.push({ series: tierSeries(list[0]), date: list[0].date, metric: metric,
+          value: median(list.map(function (r) { return r[metric]; })), tier: list[0].tier || null,
           run_id: list.length === 1 ? list[0].run_id : list.length + ' runs' });
       });
       return out;
@@ -842,7 +851,7 @@
     var entry = { cfg: c, el: holder, view: null, ready: null, metric: state.metric };
     // fit-x with padding: axis labels and the legend fit inside the given width.
     var spec = Object.assign({}, specFor(c), { width: chartWidth(),
-      config: Object.assign({}, c.spec.config || {}, S.chartConfig()),
+      config: S.chartConfig(c.spec.config),
       autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
       mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,

@@ -279,10 +279,8 @@
     rankable ? 'ranked' : 'not ranked'));
     span.appendChild(el('span', { 'class': 'epb-badge', title: 'Division: how the endpoint is offered and priced' },
       row.division));
-    if (row.tier) {
-      span.appendChild(el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' + row.tier +
-        (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier));
-    }
+    var tier = S.tierBadge(row);
+    if (tier) { span.appendChild(tier); }
     if (row.source_format && row.source_format !== 'epbench') {
       span.appendChild(el('span', { 'class': 'epb-badge', title: 'Imported from another tool\u2019s output' },
         'imported: ' + row.source_format));
@@ -630,7 +628,7 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var look = Object.assign({}, config.chart.config || {}, S.chartConfig());
+    var look = S.chartConfig(config.chart.config);
     if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
       look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
         labelLimit: Math.floor(width / 2) - 30 });

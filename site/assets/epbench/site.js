@@ -130,13 +130,21 @@
 
   function dark() { return document.body && document.body.getAttribute('data-md-color-scheme') === 'slate'; }
 
-  // Vega config for the palette in use: text and grid colours that read on its background.
-  function chartConfig() {
+  // A chart's own Vega config (`base`, the spec's) with the palette in use laid over it: text
+  // and grid colours that read on its background. Each part (axis, legend, ...) is merged, so
+  // the spec's own settings there (the legend's labelLimit) stay.
+  function chartConfig(base) {
     var fg = dark() ? '#d5d8e4' : '#333333';
     var grid = dark() ? '#3b3f52' : '#e4e4e4';
     var axis = { labelColor: fg, titleColor: fg, gridColor: grid, domainColor: fg, tickColor: fg };
-    return { background: null, axis: axis, legend: { labelColor: fg, titleColor: fg },
+    var palette = { background: null, axis: axis, legend: { labelColor: fg, titleColor: fg },
       title: { color: fg }, view: { stroke: grid } };
+    var out = Object.assign({}, base || {});
+    Object.keys(palette).forEach(function (key) {
+      var mine = palette[key];
+      out[key] = mine && typeof mine === 'object' ? Object.assign({}, out[key] || {}, mine) : mine;
+    });
+    return out;
   }
 
   // Calls back when the reader switches between the light and dark palettes.
@@ -198,6 +206,14 @@
     return reasons;
   }
 
+  // A row's provenance tier as a badge, with its reason in the tooltip (the boards' rows, the
+  // buyer pages' rows); null for a row that carries no tier.
+  function tierBadge(row) {
+    if (!row.tier) { return null; }
+    return el('span', { 'class': 'epb-badge epb-tier', title: 'Provenance: ' + row.tier +
+      (row.tier_reason ? ' (' + row.tier_reason + ')' : '') }, row.tier);
+  }
+
   // A compact view file ({columns, rows}) as one object per row.
   function toObjects(view) {
     var cols = view.columns;
@@ -254,6 +270,7 @@
     fetchView: fetchView,
     unrankedReasons: unrankedReasons,
     viewReasons: viewReasons,
+    tierBadge: tierBadge,
     el: el,
     flagBox: flagBox,
     fmt: fmt,
