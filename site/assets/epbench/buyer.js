@@ -505,7 +505,7 @@
   var DIFF = [
     ['system throughput at target (tok/s)', function (e) { return e.best && e.best.system_tps; }, 'tps'],
     ['per-user speed there (tok/s)', function (e) { return e.best && e.best.tps_per_user; }, 'tps'],
-    ['cost per M output tokens there ($)', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
+    ['$ per M output tokens there', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
     ['TTFT p50 there (ms)', function (e) { return e.best && e.best.ttft_ms_p50; }, 'ms'],
     ['TTFT p90 there (ms)', function (e) { return e.best && e.best.ttft_ms_p90; }, 'ms'],
     ['TTFT p99 there (ms)', function (e) { return e.best && e.best.ttft_ms_p99; }, 'ms'],
