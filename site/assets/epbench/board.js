@@ -841,8 +841,9 @@
     chartHost.appendChild(holder);
     var entry = { cfg: c, el: holder, view: null, ready: null, metric: state.metric };
     // fit-x with padding: axis labels and the legend fit inside the given width.
-    var spec = Object.assign({}, specFor(c), { width: chartWidth(),
-      config: Object.assign({}, c.spec.config || {}, S.chartConfig()),
+    var width = chartWidth();
+    var spec = Object.assign({}, specFor(c), { width: width,
+      config: S.chartConfig(c.spec.config, width),
       autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
       mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,

@@ -630,10 +630,8 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var look = Object.assign({}, config.chart.config || {}, S.chartConfig());
-    if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
-      look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
-        labelLimit: Math.floor(width / 2) - 30 });
+    var look = S.chartConfig(config.chart.config, width);
+    if (width < 640) {  // beside the table, or on a phone: fewer ticks on a narrow axis
       look.axisX = { tickCount: Math.max(4, Math.floor(width / 70)), labelOverlap: 'greedy', labelSeparation: 6 };
     }
     var spec = Object.assign({}, config.chart, { width: width, config: look,
