@@ -11,7 +11,6 @@ import json
 import math
 from typing import Any
 
-
 # Below this a figure is zero within float noise (a Wilson bound at no successes comes out
 # as 1e-17): it shows as 0, as site.js's NOISE.
 NOISE = 1e-12

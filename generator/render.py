@@ -48,8 +48,8 @@ _JSON_ESCAPES = {
 def safe_json(value: Any) -> str:
     """JSON text that can sit inside `<script type="application/json">` without closing it."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default)
-    for char, escape in _JSON_ESCAPES.items():
-        text = text.replace(char, escape)
+    for char, code in _JSON_ESCAPES.items():
+        text = text.replace(char, code)
     return text
 
 

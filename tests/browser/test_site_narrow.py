@@ -150,3 +150,22 @@ def test_an_endpoints_cost_at_its_point_reads_the_same_on_home_compare_and_the_b
     one = figures["home"][0] if figures["home"] else None
     assert one is not None and one.startswith("$"), figures
     assert figures == {"home": [one], "compare": [one], "serving": [one], "cost": [one]}
+
+
+def _right(page: Any, selector: str) -> float:
+    return float(page.eval_on_selector(selector, "e => e.getBoundingClientRect().right"))
+
+
+def test_on_a_phone_the_ranked_table_shows_its_cost_unscrolled_and_names_the_rest(
+        at_width: Any, site_url: str) -> None:
+    page = at_width(site_url, 390)
+    edge = _right(page, "#epb-ranked-hint + .epb-scroll")
+    assert _right(page, "#epb-ranked th[data-key='usd_per_mtok_output']") <= edge
+    assert _right(page, "#epb-ranked caption") <= edge  # its sentence is read, not cut
+    hint = page.text_content("#epb-ranked-hint") or ""
+    assert page.is_visible("#epb-ranked-hint")
+    assert hint.startswith("The table is wider than the page: scroll it sideways for "), hint
+    page.context.close()
+    wide = at_width(site_url, 1366)  # beside the chart, every column in view: no note
+    assert wide.is_hidden("#epb-ranked-hint")
+    wide.context.close()

@@ -380,6 +380,10 @@
   }
 
   var rankedTable = null;
+  var rankedHint = null;
+  window.addEventListener('resize', function () {
+    if (rankedTable && rankedHint) { S.scrollHint(rankedTable, rankedTable.firstChild, rankedHint); }
+  });
   var compareAnchor = null;
 
   function compareLink() {
@@ -423,6 +427,12 @@
     scroll.appendChild(table);
     if (rankedTable) { rankedTable.parentNode.replaceChild(scroll, rankedTable); } else { host.appendChild(scroll); }
     rankedTable = scroll;
+    // As on the boards: a line above the table names the columns a narrow screen scrolls to.
+    if (!rankedHint) {
+      rankedHint = el('p', { 'class': 'epb-scroll-hint', id: 'epb-ranked-hint', hidden: 'hidden' });
+      scroll.parentNode.insertBefore(rankedHint, scroll);
+    }
+    S.scrollHint(scroll, table, rankedHint);
     if (!compareMode) {
       if (!compareAnchor) {
         compareAnchor = el('a', { 'class': 'md-button', id: 'epb-compare-link' }, '');
