@@ -67,8 +67,9 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
                             "over every point of the sweep, not the cost at any one point. "
                             "The run cost prices input and output tokens with the card "
                             "pinned at run time (self-hosted: hours × $/hour), so it is "
-                            "above the card's output price when inputs are long.", F_MTOK,
-                            "usd"),
+                            "above the card's output price when inputs are long. An agentic "
+                            "result has no sweep: its whole spend ÷ its output tokens.",
+                            F_MTOK, "usd"),
     "point_usd_per_mtok_output": ("Cost of this point's requests (input and output tokens at "
                                   "the card pinned at run time; self-hosted: the point's hours "
                                   "× $/hour) ÷ its output tokens × 1,000,000.", F_POINT, "usd"),
