@@ -366,6 +366,8 @@
     var tr = el('tr');
     config.table.columns.forEach(function (col) {
       var th = el('th', { scope: 'col', 'aria-sort': 'none', 'data-key': col.key });
+      // A long header gets a wider column on a phone (board.css).
+      if (col.label.length > LONG_TEXT) { th.className = 'epb-long-head'; }
       var button = el('button', { type: 'button', 'class': 'epb-sort',
         title: (col.help ? col.help + ' ' : '') + '(Click to sort.)' }, col.label);
       button.addEventListener('click', function () {
