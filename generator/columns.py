@@ -63,15 +63,25 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
                     "content-bearing event minus send time.", LATENCY, "ms"),
     "error_rate": ("Failed requests ÷ issued requests; every error class counts against the "
                    "endpoint.", POINT, "pct"),
-    "usd_per_mtok_output": ("Run cost ÷ output tokens × 1,000,000. The run cost prices input "
-                            "and output tokens with the card pinned at run time (self-hosted: "
-                            "hours × $/hour), so it is above the card's output price when "
-                            "inputs are long.", F_MTOK, "usd"),
+    "usd_per_mtok_output": ("The whole-sweep average: run cost ÷ output tokens × 1,000,000 "
+                            "over every point of the sweep, not the cost at any one point. "
+                            "The run cost prices input and output tokens with the card "
+                            "pinned at run time (self-hosted: hours × $/hour), so it is "
+                            "above the card's output price when inputs are long. An agentic "
+                            "result has no sweep: its whole spend ÷ its output tokens.",
+                            F_MTOK, "usd"),
     "point_usd_per_mtok_output": ("Cost of this point's requests (input and output tokens at "
                                   "the card pinned at run time; self-hosted: the point's hours "
                                   "× $/hour) ÷ its output tokens × 1,000,000.", F_POINT, "usd"),
-    "usd_per_mtok_output_today": ("As USD/Mtok output, re-priced with today's card from "
-                                  "endpoints/<id>.yaml.", COST, "usd"),
+    "usd_per_mtok_output_at_max_tps": ("$ per M output tokens at the point of highest system "
+                                       "throughput: that point's cost (input and output "
+                                       "tokens at the card pinned at run time; self-hosted: "
+                                       "its hours × $/hour) ÷ its output tokens × 1,000,000, "
+                                       "as the home and compare pages show it for their "
+                                       "point.", F_POINT, "usd"),
+    "usd_per_mtok_output_today": ("The whole-sweep average $ per M output tokens, "
+                                  "re-priced with today's card from endpoints/<id>.yaml.",
+                                  COST, "usd"),
     "blended_usd_per_mtok": ("(3 × input price + output price) ÷ 4 from the pinned card: a "
                              "3:1 input:output mix (per-token cards only).", F_BLEND, "usd"),
     "output_tokens_per_usd": ("Output tokens ÷ run cost (input and output priced).", F_TPD,

@@ -11,6 +11,10 @@ import json
 import math
 from typing import Any
 
+# Below this a figure is zero within float noise (a Wilson bound at no successes comes out
+# as 1e-17): it shows as 0, as site.js's NOISE.
+NOISE = 1e-12
+
 
 def fmt_number(value: Any, digits: int = 3) -> str:
     """A number as people read it (as site.js's `fmt`): integers exact with thousands
@@ -18,7 +22,7 @@ def fmt_number(value: Any, digits: int = 3) -> str:
     "0.0000869"); missing values as an em dash."""
     kind = type(value)
     if kind is float:
-        if value != 0 and -999.5 < value < 999.5:  # NaN fails both; infinities the second
+        if NOISE <= abs(value) < 999.5:  # NaN fails both; infinities the second
             # %g writes fixed notation, trailing zeros cut, exactly when the full rule below
             # would give the same text: no exponent (1e-05 and 1e+03 take the full rule).
             # The %-format: a third of the time of an f-string with a nested precision.
@@ -42,7 +46,7 @@ def fmt_number(value: Any, digits: int = 3) -> str:
 def _fmt_float(value: float, digits: int) -> str:
     if not math.isfinite(value):
         return "—"
-    if value == 0:
+    if abs(value) < NOISE:
         return "0"
     rounded = float(f"{value:.{digits}g}")
     if abs(rounded) >= 1000:

@@ -98,12 +98,30 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
 
 # ------------------------------------------------------------------ home and compare
 
+NEWEST_SHOWN = 8  # rows of the home page's "Newest results"
+# The rows the page carries for it: buyer.js shows the first NEWEST_SHOWN the reader's
+# controls let in (without JavaScript, the newest NEWEST_SHOWN of all).
+NEWEST_POOL = 48
+
+
+def _gate(run: dict[str, Any]) -> str:
+    """Which of the home page's controls lets a run into its "Newest results": none (ranked),
+    "self_reported" (unranked only because it is self-reported) or "unranked"."""
+    if run.get("rankable"):
+        return ""
+    reasons = run.get("unranked_reasons") or []
+    if run.get("tier") == "self-reported" and len(reasons) <= 1:
+        return "self_reported"
+    return "unranked"
+
+
 def home_context(tables: Any) -> dict[str, Any]:
     """The home page: the buyer's ranked table (configured here, drawn by buyer.js), the
     newest results and the counts."""
     runs: pd.DataFrame = tables.runs
     latest = latest_views(tables)["latest"]
-    newest = records(runs.sort_values(["date", "run_id"], ascending=[False, True]).head(8)) \
+    newest = [{**r, "gate": _gate(r)} for r in records(
+        runs.sort_values(["date", "run_id"], ascending=[False, True]).head(NEWEST_POOL))] \
         if not runs.empty else []
     counts = {
         "runs": len(runs),
@@ -113,7 +131,7 @@ def home_context(tables: Any) -> dict[str, Any]:
         "endpoints": int(runs["endpoint_id"].nunique()) if not runs.empty else 0,
     }
     return {"picker": buyer.page_config("home", "", latest), "newest": newest,
-            "counts": counts}
+            "newest_shown": NEWEST_SHOWN, "counts": counts}
 
 
 def compare_context(tables: Any) -> dict[str, Any]:

@@ -11,12 +11,13 @@ safe inside `<script type="application/json">`.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from epbench.core.paths import site_sources_dir
 from epbench.generator import cost
@@ -47,8 +48,8 @@ _JSON_ESCAPES = {
 def safe_json(value: Any) -> str:
     """JSON text that can sit inside `<script type="application/json">` without closing it."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default)
-    for char, escape in _JSON_ESCAPES.items():
-        text = text.replace(char, escape)
+    for char, code in _JSON_ESCAPES.items():
+        text = text.replace(char, code)
     return text
 
 
@@ -62,11 +63,19 @@ def _default(value: Any) -> Any:
 
 def json_script(value: Any, element_id: str) -> Markup:
     """A `<script type="application/json" id=...>` element carrying `value`."""
-    from markupsafe import escape
-
     return Markup(
         f'<script type="application/json" id="{escape(element_id)}">{safe_json(value)}</script>'
     )
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: Any) -> Markup:
+    """Text from a workload, a schema or a docstring, HTML-escaped, with its Markdown code
+    spans (`name`) shown as code instead of printed with their backticks. Nothing else is
+    read as Markdown: a link or an HTML tag in the text stays text."""
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape("" if text is None else text))))
 
 
 @cache
@@ -86,6 +95,7 @@ def environment(templates: Path | None = None) -> Environment:
     env.filters["usd"] = fmt_usd
     env.filters["pct"] = fmt_pct
     env.filters["json_script"] = json_script
+    env.filters["code_spans"] = code_spans
     return env
 
 

@@ -52,6 +52,7 @@ RUN_COLUMNS = [
     "decision_ms_p90",
     # additions beyond the contract
     "cost_usd", "tokens_per_kwh", "blended_usd_per_mtok_today", "disclosure_missing",
+    "usd_per_mtok_output_at_max_tps",
     *quality.RUN_QUALITY_COLUMNS,
     "api", "ttfa_p90_ms_best", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
     "tier", "tier_reason", "confirmation", "confirmed_by",
@@ -296,7 +297,8 @@ class _Builder:
 
     def _serving(self, run: dict[str, Any], identity: dict[str, Any], kept: list[dict[str, Any]],
                  card: cost.Card | None, today: cost.Card | None, doc: dict[str, Any]) -> None:
-        best = max(kept, key=lambda p: p["system_tps"])
+        top = max(range(len(kept)), key=lambda i: kept[i]["system_tps"])
+        best = kept[top]
         users = [p["tps_per_user"] for p in kept if p.get("tps_per_user") is not None]
         ttfts = [p["ttft_ms"]["p90"] for p in kept if p["ttft_ms"].get("p90") is not None]
         ttfas = [_p(p.get("ttfa_ms"), "p90") for p in kept]
@@ -317,6 +319,8 @@ class _Builder:
             error_rate=failed / issued if issued else None,
             cost_usd=at_run.cost_usd,
             usd_per_mtok_output=at_run.usd_per_mtok_output,
+            # the point the board's row stands for: the same figure as that point's row
+            usd_per_mtok_output_at_max_tps=each[top].usd_per_mtok_output if each else None,
             output_tokens_per_usd=at_run.output_tokens_per_usd,
             usd_per_1k_requests=at_run.usd_per_1k_requests,
             tokens_per_kwh=at_run.tokens_per_kwh,

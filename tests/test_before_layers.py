@@ -36,9 +36,12 @@ ADDED = {
     "points": {"unranked_reasons", "tier", "tier_reason", "ttft_ms_p90_ci_low",
                "ttft_ms_p90_ci_high"},
     "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path",
-             "tier", "tier_reason", "confirmation", "confirmed_by"},
+             "tier", "tier_reason", "confirmation", "confirmed_by",
+             "usd_per_mtok_output_at_max_tps"},
     "history": {"tier", "tier_reason"},
 }
+# Issue 24: a run carries $ per M output tokens at its point of max throughput (what the
+# boards show), beside the whole-sweep average it always had.
 # Issue 21: every table carries the provenance tier (an old result is self-reported) and why,
 # and a run its confirmation by an independent run.
 

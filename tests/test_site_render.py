@@ -55,7 +55,7 @@ def test_json_script_carries_the_value_and_an_escaped_id() -> None:
     (1234.5678, "1,230"), (0.123456, "0.123"), (12345.6, "12,300"), (None, "—"),
     (7, "7"), (1234567, "1,234,567"), (True, "yes"), (0.0, "0"), (float("nan"), "—"),
     (0.00008687, "0.0000869"), (0.5, "0.5"), (99.96, "100"), (-2.345, "-2.35"),
-    (150.0, "150"), (float("inf"), "—"),
+    (150.0, "150"), (float("inf"), "—"), (1e-17, "0"), (-1e-17, "0"), (1e-7, "0.0000001"),
 ])
 def test_fmt_number_formats_hand_computed_values(value: object, text: str) -> None:
     assert fmt_number(value) == text

@@ -103,6 +103,22 @@ def test_runs_carry_hand_computed_costs_at_run_time_and_today(project: Path) -> 
     assert serviced["disclosure_score"] == 1.0
 
 
+def test_runs_carry_the_cost_at_their_point_of_max_throughput_beside_the_sweep_average(
+        project: Path) -> None:
+    tables = build_tables(project / "results", project)
+    serviced = tables.runs.set_index("run_id").loc["a1b2c3d4-serviced-0001"]
+    # c8, its busiest point: 600,000 uncached input at $0.10, 200,000 cached at $0.05 and
+    # 101,120 output at $0.20 per M tokens, over its 101,120 output tokens
+    at_c8 = (0.6 * 0.1 + 0.2 * 0.05 + 0.10112 * 0.2) / 101_120 * 1e6
+    assert serviced["usd_per_mtok_output_at_max_tps"] == pytest.approx(at_c8)
+    assert serviced["usd_per_mtok_output"] == pytest.approx(0.102784 / 113_920 * 1e6)
+    points = tables.points.set_index(["run_id", "point"])
+    assert points.loc[("a1b2c3d4-serviced-0001", "c8"), "usd_per_mtok_output"] == \
+        serviced["usd_per_mtok_output_at_max_tps"]  # the same figure, to the last bit
+    agentic = tables.runs.set_index("run_id").loc["c3d4e5f6-agentic-0001"]
+    assert math.isnan(agentic["usd_per_mtok_output_at_max_tps"])  # no point to stand at
+
+
 def test_agentic_rows_split_spend_by_retry_tag(project: Path) -> None:
     row = build_tables(project / "results", project).agentic.iloc[0]
     assert row["usd_per_task"] == pytest.approx(0.005)

@@ -468,7 +468,7 @@ def test_a_wide_board_says_so_keeps_its_endpoint_column_and_shows_cost_unscrolle
     assert re.match(r"The table is wider than the page: scroll it sideways for \d+ more columns",
                     hint), hint
     box = _box(page, ".epb-board .epb-scroll")
-    cost = _box(page, "#epb-table th[data-key='usd_per_mtok_output']")
+    cost = _box(page, "#epb-table th[data-key='usd_per_mtok_output_at_max_tps']")
     assert cost["right"] <= box["right"], "the cost column needs a sideways scroll"
     page.eval_on_selector(".epb-board .epb-scroll", "s => { s.scrollLeft = s.scrollWidth; }")
     first = _box(page, "#epb-table tbody tr td:first-child")

@@ -366,6 +366,8 @@
     var tr = el('tr');
     config.table.columns.forEach(function (col) {
       var th = el('th', { scope: 'col', 'aria-sort': 'none', 'data-key': col.key });
+      // A long header gets a wider column on a phone (board.css).
+      if (col.label.length > LONG_TEXT) { th.className = 'epb-long-head'; }
       var button = el('button', { type: 'button', 'class': 'epb-sort',
         title: (col.help ? col.help + ' ' : '') + '(Click to sort.)' }, col.label);
       button.addEventListener('click', function () {
@@ -850,8 +852,9 @@
     chartHost.appendChild(holder);
     var entry = { cfg: c, el: holder, view: null, ready: null, metric: state.metric };
     // fit-x with padding: axis labels and the legend fit inside the given width.
-    var spec = Object.assign({}, specFor(c), { width: chartWidth(),
-      config: S.chartConfig(c.spec.config),
+    var width = chartWidth();
+    var spec = Object.assign({}, specFor(c), { width: width,
+      config: S.chartConfig(c.spec.config, width),
       autosize: { type: 'fit-x', contains: 'padding' } });
     entry.ready = window.vegaEmbed(holder, spec, {
       mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,

@@ -34,7 +34,10 @@
   var fetchView = S.fetchView;
 
   // ---------------------------------------------------------------- state <-> URL
-  var PARAMS = ['workload', 'target', 'value', 'emulated', 'self_reported'].concat(compareMode ? ['endpoints'] : []);
+  var PARAMS = ['workload', 'target', 'value', 'unranked', 'self_reported'].concat(compareMode ? ['endpoints'] : []);
+  // The unranked control's flag was called emulated, though it takes in every unranked result:
+  // addresses shared with the old name still open the same view.
+  var OLD_FLAG = 'emulated';
 
   function defaultValue(target) {
     return String(target === 'ttft' ? config.defaults.ttft : config.defaults.speed);
@@ -42,7 +45,7 @@
 
   function defaults() {
     return { workload: config.defaults.workload, target: 'speed', value: defaultValue('speed'),
-      emulated: '', self_reported: '', endpoints: '' };
+      unranked: '', self_reported: '', endpoints: '' };
   }
 
   function knownEndpoints() {
@@ -57,7 +60,7 @@
     var s = defaults();
     var problems = [];
     params.forEach(function (value, key) {
-      if (PARAMS.indexOf(key) < 0) {
+      if (PARAMS.indexOf(key) < 0 && key !== OLD_FLAG) {
         problems.push('Unknown parameter \u201c' + key + '\u201d was ignored.');
       }
     });
@@ -87,10 +90,11 @@
         problems.push('value=' + v + ': not a positive number; using ' + s.value + '.');
       }
     }
-    if (params.has('emulated')) {
-      var e = params.get('emulated');
-      if (e === '1' || e === '0' || e === '') { s.emulated = e === '1' ? '1' : ''; } else {
-        problems.push('emulated=' + e + ': use emulated=1 to include unranked results; ignored.');
+    var flag = params.has('unranked') ? 'unranked' : params.has(OLD_FLAG) ? OLD_FLAG : null;
+    if (flag) {
+      var e = params.get(flag);
+      if (e === '1' || e === '0' || e === '') { s.unranked = e === '1' ? '1' : ''; } else {
+        problems.push(flag + '=' + e + ': use unranked=1 to include unranked results; ignored.');
       }
     }
     if (params.has('self_reported')) {
@@ -153,7 +157,7 @@
 
   // One entry per endpoint x client region of the chosen workload: its best point at the target.
   function rank() {
-    var wanted = state.emulated === '1';
+    var wanted = state.unranked === '1';
     var selfIncluded = state.self_reported === '1';
     var groups = new Map();
     points.forEach(function (p) {
@@ -248,8 +252,8 @@
     controls.value = value;
     form.appendChild(field('Target value', value, 'epb-b-value'));
 
-    S.flagBox(form, controls, update, 'emulated', 'epb-b-emulated',
-      'Include unranked results (emulated)');
+    S.flagBox(form, controls, update, 'unranked', 'epb-b-unranked',
+      'Include unranked results (emulated, quick, without evidence or breaking a rule)');
     S.flagBox(form, controls, update, 'self_reported', 'epb-b-self_reported',
       'Include self-reported results');
     host.appendChild(form);
@@ -265,7 +269,7 @@
     controls.workload.value = state.workload;
     controls.target.value = state.target;
     controls.value.value = state.value;
-    controls.emulated.checked = state.emulated === '1';
+    controls.unranked.checked = state.unranked === '1';
     controls.self_reported.checked = state.self_reported === '1';
   }
 
@@ -374,6 +378,10 @@
   }
 
   var rankedTable = null;
+  var rankedHint = null;
+  window.addEventListener('resize', function () {
+    if (rankedTable && rankedHint) { S.scrollHint(rankedTable, rankedTable.firstChild, rankedHint); }
+  });
   var compareAnchor = null;
 
   function compareLink() {
@@ -400,7 +408,7 @@
       state.workload + ' with ' + targetText() + ': ' + (ranked
         ? S.plural(ranked, 'ranked endpoint') + ', best throughput first (newest result of each; # is the rank among all endpoints).'
         : list.length ? 'none ranked; unranked results, best throughput first (newest result of each).'
-          : state.emulated === '1' ? 'none yet.' : 'none ranked yet.')));
+          : state.unranked === '1' ? 'none yet.' : 'none ranked yet.')));
     table.appendChild(header(columns));
     var body = el('tbody');
     list.forEach(function (e) { body.appendChild(rankedRow(e, columns)); });
@@ -408,8 +416,8 @@
       var tr = el('tr');
       tr.appendChild(el('td', { colspan: String(columns.length), 'class': 'epb-empty' },
         compareMode && entries.length ? 'Pick two to ' + config.compare_limit + ' endpoints above to compare them.'
-          : state.emulated === '1' ? 'No result for this workload yet.'
-          : 'No rankable result for this workload yet. Tick \u201cInclude unranked results\u201d to see emulated ones.'));
+          : state.unranked === '1' ? 'No result for this workload yet.'
+          : 'No rankable result for this workload yet. Tick \u201cInclude unranked results\u201d to see the unranked ones.'));
       body.appendChild(tr);
     }
     table.appendChild(body);
@@ -417,6 +425,12 @@
     scroll.appendChild(table);
     if (rankedTable) { rankedTable.parentNode.replaceChild(scroll, rankedTable); } else { host.appendChild(scroll); }
     rankedTable = scroll;
+    // As on the boards: a line above the table names the columns a narrow screen scrolls to.
+    if (!rankedHint) {
+      rankedHint = el('p', { 'class': 'epb-scroll-hint', id: 'epb-ranked-hint', hidden: 'hidden' });
+      scroll.parentNode.insertBefore(rankedHint, scroll);
+    }
+    S.scrollHint(scroll, table, rankedHint);
     if (!compareMode) {
       if (!compareAnchor) {
         compareAnchor = el('a', { 'class': 'md-button', id: 'epb-compare-link' }, '');
@@ -492,7 +506,7 @@
   // only when asked for, as everywhere else.
   function agenticOf(entry) {
     return agentic.filter(function (a) { return a.endpoint_id === entry.endpoint_id &&
-      (a.division !== 'emulated' || a.rankable || state.emulated === '1'); });
+      (a.division !== 'emulated' || a.rankable || state.unranked === '1'); });
   }
 
   function bestAgentic(entry) {
@@ -503,7 +517,7 @@
   var DIFF = [
     ['system throughput at target (tok/s)', function (e) { return e.best && e.best.system_tps; }, 'tps'],
     ['per-user speed there (tok/s)', function (e) { return e.best && e.best.tps_per_user; }, 'tps'],
-    ['cost per M output tokens there ($)', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
+    ['$ per M output tokens there', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
     ['TTFT p50 there (ms)', function (e) { return e.best && e.best.ttft_ms_p50; }, 'ms'],
     ['TTFT p90 there (ms)', function (e) { return e.best && e.best.ttft_ms_p90; }, 'ms'],
     ['TTFT p99 there (ms)', function (e) { return e.best && e.best.ttft_ms_p99; }, 'ms'],
@@ -628,10 +642,8 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var look = S.chartConfig(config.chart.config);
-    if (width < 640) {  // beside the table: the legend goes under the plot, which keeps the width
-      look.legend = Object.assign({}, look.legend, { orient: 'bottom', direction: 'vertical', columns: 2,
-        labelLimit: Math.floor(width / 2) - 30 });
+    var look = S.chartConfig(config.chart.config, width);
+    if (width < 640) {  // beside the table, or on a phone: fewer ticks on a narrow axis
       look.axisX = { tickCount: Math.max(4, Math.floor(width / 70)), labelOverlap: 'greedy', labelSeparation: 6 };
     }
     var spec = Object.assign({}, config.chart, { width: width, config: look,
@@ -662,7 +674,7 @@
     chartEmpty.textContent = marks ? '' : compareMode && !chosen.length && entries.length
       ? 'Nothing to draw yet: pick two to ' + config.compare_limit + ' endpoints above.'
       : entries.length ? 'Nothing to draw: no endpoint meets this target on this workload.'
-      : state.emulated === '1' ? 'Nothing to draw: no result on this workload yet.'
+      : state.unranked === '1' ? 'Nothing to draw: no result on this workload yet.'
         : 'Nothing to draw: no ranked result on this workload yet.';
     if (typeof window.vegaEmbed !== 'function' || !marks) { return Promise.resolve(); }
     var ready = chart.view ? Promise.resolve(chart) : embed();
@@ -670,6 +682,27 @@
       var cs = c.view.changeset().remove(function () { return true; }).insert(rows);
       return c.view.change('rows', cs).resize().runAsync();
     });
+  }
+
+  // The home page's "Newest results" follow the controls: the newest rows they let in (the
+  // build marks each row with the control that admits it: none when ranked).
+  function renderNewest() {
+    var note = document.getElementById('epb-newest-note');
+    if (!note) { return; }
+    var limit = Number(note.getAttribute('data-shown'));
+    var shown = 0;
+    Array.prototype.forEach.call(document.querySelectorAll('.epb-newest tbody tr'), function (tr) {
+      var gate = tr.getAttribute('data-epb-gate');
+      var admitted = gate === '' || state.unranked === '1' ||
+        (gate === 'self_reported' && state.self_reported === '1');
+      tr.hidden = !(admitted && shown < limit);
+      if (!tr.hidden) { shown += 1; }
+    });
+    note.hidden = false;
+    note.textContent = (shown ? '' : 'No result the controls above let in. ') +
+      (state.unranked === '1' ? 'Ranked and unranked results, as the controls above ask.'
+        : state.self_reported === '1' ? 'Ranked and self-reported results, as the controls above ask; tick \u201cInclude unranked results\u201d to list the others too.'
+        : 'Ranked results only, as the table above; tick \u201cInclude unranked results\u201d to list the others too.');
   }
 
   // ---------------------------------------------------------------- render
@@ -680,7 +713,7 @@
       renderPick();
     }
     renderRanked();
-    if (compareMode) { renderDiff(); renderAgentic(); }
+    if (compareMode) { renderDiff(); renderAgentic(); } else { renderNewest(); }
     pending = renderChart().then(function () {
       host.setAttribute('data-renders', String(++renders));
     }, function (err) {

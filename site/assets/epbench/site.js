@@ -88,12 +88,19 @@
     return (n < 0 ? '-' : '') + text + out;
   }
 
-  // Three significant figures, thousands separated: 2061.3 -> "2,060", 0.00008687 -> "0.0000869".
+  // Below this a figure is zero within float noise (a Wilson bound at no successes comes out
+  // as 1e-17): it shows as 0, as number_format.py's NOISE.
+  var NOISE = 1e-12;
+
+  // Three significant figures, thousands separated, never an exponent (as number_format.py's
+  // fmt_number): 2061.3 -> "2,060", 0.00008687 -> "0.0000869", 1e-7 -> "0.0000001".
   function sig3(v) {
-    if (v === 0) { return '0'; }
+    if (Math.abs(v) < NOISE) { return '0'; }
     var r = Number(v.toPrecision(3));
     if (Math.abs(r) >= 1000) { return grouped(Math.round(r)); }
-    if (Math.abs(r) < 1e-6) { return r.toPrecision(3); }
+    if (Math.abs(r) < 1e-6) {
+      return r.toFixed(2 - Math.floor(Math.log10(Math.abs(r)))).replace(/\.?0+$/, '');
+    }
     return String(r);
   }
 
@@ -132,8 +139,10 @@
 
   // A chart's own Vega config (`base`, the spec's) with the palette in use laid over it: text
   // and grid colours that read on its background. Each part (axis, legend, ...) is merged, so
-  // the spec's own settings there (the legend's labelLimit) stay.
-  function chartConfig(base) {
+  // the spec's own settings there (the legend's labelLimit) stay. With a width, the legend
+  // goes under the plot, in as many columns as fit, so the plot keeps the width on a phone as
+  // on a desktop.
+  function chartConfig(base, width) {
     var fg = dark() ? '#d5d8e4' : '#333333';
     var grid = dark() ? '#3b3f52' : '#e4e4e4';
     var axis = { labelColor: fg, titleColor: fg, gridColor: grid, domainColor: fg, tickColor: fg };
@@ -144,6 +153,11 @@
       var mine = palette[key];
       out[key] = mine && typeof mine === 'object' ? Object.assign({}, out[key] || {}, mine) : mine;
     });
+    if (width) {
+      var columns = Math.max(1, Math.min(4, Math.floor(width / 210)));
+      out.legend = Object.assign(out.legend, { orient: 'bottom', direction: 'vertical',
+        columns: columns, labelLimit: Math.floor(width / columns) - 40 });
+    }
     return out;
   }
 
