@@ -17,7 +17,7 @@ not ranked); plans are kept per (sha256, quick, unstreamed fallback).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from epbench.core.agentic_plan import FEATURE, NON_STREAMED, AgenticPlan, plan_agentic, unstreamed
@@ -70,7 +70,7 @@ def _rebuild(data: bytes, workload_id: str, quick: bool, fell_back: bool) -> Age
     return plan_agentic(doc, quick, used)
 
 
-def check_plan(result: Mapping[str, Any], plan: AgenticPlan, records: list[dict[str, Any]],
+def check_plan(result: Mapping[str, Any], plan: AgenticPlan, records: Sequence[Mapping[str, Any]],
                file: str) -> list[Finding]:
     """The first difference between the rebuilt plan and the result's settings and journal."""
     problem = _settings(result.get("settings") or {}, plan)
@@ -139,7 +139,7 @@ def _per_task(key: str, got: Any, want: list[Any], plan: AgenticPlan, where: str
                                    f"conversation, checks, tools, system prompt or state differ)")
 
 
-def _lines(records: list[dict[str, Any]], plan: AgenticPlan) -> Problem | None:
+def _lines(records: Sequence[Mapping[str, Any]], plan: AgenticPlan) -> Problem | None:
     """Trial lines: one per planned (task, trial); request lines: of a planned trial, at a step
     within max_steps."""
     position = {task: i for i, task in enumerate(plan.tasks)}
