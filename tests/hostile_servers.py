@@ -135,8 +135,8 @@ CASES: dict[str, Case] = {
 
 def deltas(count: int, size: int) -> Case:
     """`count` text deltas in one SSE stream, each event `size` bytes before its blank line,
-    then [DONE]: what an endpoint sends to fill the runner's memory while staying under every
-    cap. Served at `/deltas-<count>-<size>/v1/...`."""
+    then a finish_reason and [DONE]: what an endpoint sends to fill the runner's memory while
+    staying under every cap. Served at `/deltas-<count>-<size>/v1/...`."""
     head = b'data: {"choices":[{"index":0,"delta":{"content":"'
     tail = b'"}}]}'
     event = head + b"x" * (size - len(head) - len(tail)) + tail + b"\n\n"
@@ -147,7 +147,8 @@ def deltas(count: int, size: int) -> Case:
         for _ in range(count):
             w.write(chunk)
             await w.drain()
-        w.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+        w.write(_chunk(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n')
+                + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
         await w.drain()
 
     return case
