@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from epbench.runner.client import ChatResponse, EndpointClient, parse_retry_after
-from epbench.runner.transport import KERNEL_STAMPS
+from epbench.runner.transport.stamps import KERNEL_STAMPS
 from tests.conftest import need
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
