@@ -44,7 +44,8 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
     for name, spec in BOARDS.items():
         extra = ""
         before = Markup(render("agentic_suite.html.j2", rows=suite, shown=len(suite), root="../",
-                               more="", anchor="suite", heading="Over the whole suite")) \
+                               more="", anchor="suite", heading="Over the whole suite",
+                               filters_below=True)) \
             if name == "agentic" else ""
         if name == "cost":
             keys = ["endpoint_id", "provider", "model", "division", "input_usd_per_mtok",
