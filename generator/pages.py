@@ -139,7 +139,8 @@ def home_context(tables: Any) -> dict[str, Any]:
     }
     suite = Markup(render("agentic_suite.html.j2", rows=agentic_suite.suite_rows(tables.agentic),
                           shown=SUITE_SHOWN, root="", more="agentic/#suite",
-                          anchor="most-reliable", heading="Most reliable at tool calling"))
+                          anchor="most-reliable", heading="Most reliable at tool calling",
+                          filters_below=False))
     return {"picker": buyer.page_config("home", "", latest), "newest": newest,
             "newest_shown": NEWEST_SHOWN, "counts": counts, "suite": suite}
 
