@@ -10,7 +10,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from epbench.core.paths import data_dir, schemas_dir
-from epbench.generator import buyer, docs_gen
+from epbench.generator import agentic_suite, buyer, docs_gen
 from epbench.generator.boards import BOARDS, board_config
 from epbench.generator.downloads import parts as download_parts
 from epbench.generator.entity_pages import SLUG, write_entity_pages
@@ -40,8 +40,13 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
     _write(docs / "index.md", render("home.md.j2", **home_context(tables)))
     _write(docs / "compare.md", render("compare.md.j2", **compare_context(tables)))
     dated = download_parts(tables)
+    suite = agentic_suite.suite_rows(tables.agentic)
     for name, spec in BOARDS.items():
         extra = ""
+        before = Markup(render("agentic_suite.html.j2", rows=suite, shown=len(suite), root="../",
+                               more="", anchor="suite", heading="Over the whole suite",
+                               filters_below=True)) \
+            if name == "agentic" else ""
         if name == "cost":
             keys = ["endpoint_id", "provider", "model", "division", "input_usd_per_mtok",
                     "output_usd_per_mtok", "cached_input_usd_per_mtok", "blended_usd_per_mtok",
@@ -61,6 +66,7 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
             page=name,
             root="../",
             extra_html=extra,
+            before_html=before,
             downloads=[{"name": t, "label": t, "parts": dated.get(t)} for t in spec["downloads"]],
             board=board_config(name, spec, "../", tables.runs if spec["source"] == "history"
                                else getattr(tables, spec["source"])),
@@ -102,6 +108,7 @@ NEWEST_SHOWN = 8  # rows of the home page's "Newest results"
 # The rows the page carries for it: buyer.js shows the first NEWEST_SHOWN the reader's
 # controls let in (without JavaScript, the newest NEWEST_SHOWN of all).
 NEWEST_POOL = 48
+SUITE_SHOWN = 5  # endpoints in the home page's "Most reliable at tool calling"
 
 
 def _gate(run: dict[str, Any]) -> str:
@@ -130,8 +137,12 @@ def home_context(tables: Any) -> dict[str, Any]:
         "emulated": int((runs["division"] == "emulated").sum()) if not runs.empty else 0,
         "endpoints": int(runs["endpoint_id"].nunique()) if not runs.empty else 0,
     }
+    suite = Markup(render("agentic_suite.html.j2", rows=agentic_suite.suite_rows(tables.agentic),
+                          shown=SUITE_SHOWN, root="", more="agentic/#suite",
+                          anchor="most-reliable", heading="Most reliable at tool calling",
+                          filters_below=False))
     return {"picker": buyer.page_config("home", "", latest), "newest": newest,
-            "newest_shown": NEWEST_SHOWN, "counts": counts}
+            "newest_shown": NEWEST_SHOWN, "counts": counts, "suite": suite}
 
 
 def compare_context(tables: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from epbench.core.pricing import card_on
 from epbench.core.provenance import self_reported
 from epbench.core.rankable import rankability
 from epbench.core.schema import check_schema, kind_of
-from epbench.generator import cost, quality
+from epbench.generator import agentic_suite, cost, quality
 from epbench.generator.checks import rejected_points
 from epbench.generator.checks.dates import run_date
 from epbench.generator.checks.workload_sha import WorkloadIndex
@@ -80,6 +80,7 @@ AGENTIC_COLUMNS = [
     "model_version", "success_n", "quality_workload", "reference_endpoint", "source_category",
     *quality.AGENTIC_QUALITY_COLUMNS,
     "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
+    *agentic_suite.SUITE_COLUMNS,
 ]
 ENDPOINT_COLUMNS = [
     "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
@@ -524,6 +525,7 @@ def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
     the endpoints."""
     runs, points, agentic = frames["runs"], frames["points"], frames["agentic"]
     quality.apply_gate(agentic, runs, points)
+    agentic_suite.add_suite(agentic)
     runs = confirmations(runs, points)
     if not runs.empty:
         runs = runs.sort_values(["date", "run_id"], ascending=[False, True], ignore_index=True)

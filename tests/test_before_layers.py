@@ -32,7 +32,11 @@ ADDED = {
     "agentic": {"model_version", "success_n", "quality_workload", "reference_endpoint",
                 "source_category", "quality", "quality_reference_run", "quality_reference_rate",
                 "quality_reference_low", "quality_reference_high", "quality_p", "quality_below",
-                "unranked_reasons", "tier", "tier_reason"},
+                "unranked_reasons", "tier", "tier_reason",
+                # issue 24: the endpoint over the agentic suite (epbench.generator.agentic_suite)
+                "suite_workloads", "suite_success_n", "suite_success_rate",
+                "suite_success_ci_low", "suite_success_ci_high", "suite_decision_ms_p50",
+                "suite_usd_per_successful_task"},
     "points": {"unranked_reasons", "tier", "tier_reason", "ttft_ms_p90_ci_low",
                "ttft_ms_p90_ci_high"},
     "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path",

@@ -1,6 +1,7 @@
 """The home page's controls say what they take in and everything on the page follows them:
 the unranked control is named for every unranked result it includes (its old address flag,
-emulated=1, still opens the same view), and "Newest results" lists what the controls let in."""
+emulated=1, still opens the same view), and "Newest results" lists what the controls let in,
+on the workload they choose."""
 
 from __future__ import annotations
 
@@ -63,13 +64,19 @@ def test_newest_results_follow_the_controls(
     # newest first, run ids ascending within a day (as pages.home_context sorts them)
     by_date = sorted(read_table(built_site / "data", "runs"), key=lambda r: r["run_id"])
     by_date.sort(key=lambda r: r["date"], reverse=True)
-    ranked = [r["run_id"] for r in by_date if r["rankable"]][:8]
     page = home(site_url)
+    workload = page.evaluate("() => window.epbBuyer.state().workload")
+    on = [r for r in by_date if r["workload_id"] == workload]
+    # the page carries the newest results of every workload; it lists those of its workload
+    assert len({r["workload_id"] for r in by_date[:8]}) > 1
+    ranked = [r["run_id"] for r in on if r["rankable"]][:8]
     assert _newest_shown(page) == ranked
-    assert "Ranked results only" in (page.text_content("#epb-newest-note") or "")
+    assert f"Ranked results on {workload} only" in (page.text_content("#epb-newest-note") or "")
     page.check("#epb-b-unranked")
     page.evaluate("() => window.epbBuyer.idle()")
     shown = _newest_shown(page)
-    assert shown == [r["run_id"] for r in by_date][:8]
+    assert shown == [r["run_id"] for r in on][:8]
     assert [r for r in shown if r not in ranked], "ticking the control lists unranked results"
+    assert f"Ranked and unranked results on {workload}" in (
+        page.text_content("#epb-newest-note") or "")
     page.context.close()

@@ -509,9 +509,36 @@
       (a.division !== 'emulated' || a.rankable || state.unranked === '1'); });
   }
 
-  function bestAgentic(entry) {
-    var list = agenticOf(entry);
-    return list.length ? list.reduce(function (a, b) { return (b.date > a.date) ? b : a; }) : null;
+  // The endpoint's newest agentic result on one workload (ties: the smaller run id), or null.
+  function agenticOn(entry, workload) {
+    var list = agenticOf(entry).filter(function (a) { return a.workload_id === workload; });
+    return list.length ? list.reduce(function (a, b) {
+      return (b.date > a.date || (b.date === a.date && b.run_id < a.run_id)) ? b : a;
+    }) : null;
+  }
+
+  // The agentic workloads every chosen endpoint has a result on, sorted: a difference is only
+  // ever taken within one workload.
+  function commonWorkloads(list) {
+    var common = null;
+    list.forEach(function (e) {
+      var mine = {};
+      agenticOf(e).forEach(function (a) { mine[a.workload_id] = true; });
+      common = common === null ? Object.keys(mine)
+        : common.filter(function (w) { return mine[w]; });
+    });
+    return (common || []).sort();
+  }
+
+  function agenticDiff(list) {
+    var rows = [];
+    commonWorkloads(list).forEach(function (w) {
+      rows.push(['agentic success rate on ' + w + ' (newest)', function (e) {
+        var a = agenticOn(e, w); return a && a.success_rate; }, 'pct']);
+      rows.push(['agentic cost per successful task on ' + w + ' ($)', function (e) {
+        var a = agenticOn(e, w); return a && a.usd_per_successful_task; }, 'usd']);
+    });
+    return rows;
   }
 
   var DIFF = [
@@ -525,9 +552,7 @@
     ['error rate there', function (e) { return e.best && e.best.error_rate; }, 'pct'],
     ['max system throughput, any point (tok/s)', function (e) {
       return e.points.reduce(function (m, p) { return Math.max(m, p.system_tps || 0); }, 0);
-    }, 'tps'],
-    ['agentic success rate (newest)', function (e) { var a = bestAgentic(e); return a && a.success_rate; }, 'pct'],
-    ['agentic cost per successful task ($)', function (e) { var a = bestAgentic(e); return a && a.usd_per_successful_task; }, 'usd']
+    }, 'tps']
   ];
 
   function renderDiff() {
@@ -549,7 +574,8 @@
     thead.appendChild(tr);
     table.appendChild(thead);
     var body = el('tbody');
-    DIFF.forEach(function (d) {
+    var agenticRows = agenticDiff(chosen);
+    DIFF.concat(agenticRows).forEach(function (d) {
       var row = el('tr');
       row.appendChild(el('th', { scope: 'row' }, d[0]));
       var base = d[1](chosen[0]);
@@ -560,6 +586,14 @@
       });
       body.appendChild(row);
     });
+    if (!agenticRows.length) {
+      var none = el('tr', { 'class': 'epb-diff-none' });
+      none.appendChild(el('th', { scope: 'row' }, 'agentic'));
+      none.appendChild(el('td', { colspan: String(chosen.length * 2 - 1), 'class': 'epb-long' },
+        'No agentic workload that every endpoint here has a result on, so no agentic difference: ' +
+        'a difference is only taken within one workload (each endpoint\u2019s agentic results are listed below).'));
+      body.appendChild(none);
+    }
     table.appendChild(body);
     var scroll = el('div', { 'class': 'epb-scroll' });
     scroll.appendChild(table);
@@ -663,8 +697,10 @@
     chartCaption.hidden = !list.length;
     chartSummary.hidden = !list.length;
     var anyRanked = list.some(function (e) { return e.rank; });
-    chartCaption.textContent = (compareMode ? 'The chosen endpoints\u2019'
-      : 'The ' + S.plural(list.length, anyRanked ? 'highest-ranked endpoint' : 'fastest unranked endpoint') + '\u2019')
+    var kind = anyRanked ? 'highest-ranked endpoint' : 'fastest unranked endpoint';
+    chartCaption.textContent = (compareMode
+      ? (list.length === 1 ? 'The chosen endpoint\u2019s' : 'The chosen endpoints\u2019')
+      : list.length === 1 ? 'The ' + kind + '\u2019s' : 'The ' + S.plural(list.length, kind) + '\u2019')
       + ' newest results on ' + state.workload + ': each measured point (faint when another point of the ' +
       'same result is both faster per user and higher in throughput), the frontier as a step, the point chosen at ' +
       'the target ringed' + (state.target === 'speed' ? ', the target as a dashed line.' : '.');
@@ -684,8 +720,9 @@
     });
   }
 
-  // The home page's "Newest results" follow the controls: the newest rows they let in (the
-  // build marks each row with the control that admits it: none when ranked).
+  // The home page's "Newest results" follow the controls: the newest rows of the chosen
+  // workload they let in (the build marks each row with its workload and the control that
+  // admits it: none when ranked).
   function renderNewest() {
     var note = document.getElementById('epb-newest-note');
     if (!note) { return; }
@@ -693,16 +730,17 @@
     var shown = 0;
     Array.prototype.forEach.call(document.querySelectorAll('.epb-newest tbody tr'), function (tr) {
       var gate = tr.getAttribute('data-epb-gate');
-      var admitted = gate === '' || state.unranked === '1' ||
-        (gate === 'self_reported' && state.self_reported === '1');
+      var admitted = (gate === '' || state.unranked === '1' ||
+        (gate === 'self_reported' && state.self_reported === '1')) &&
+        tr.getAttribute('data-epb-workload') === state.workload;
       tr.hidden = !(admitted && shown < limit);
       if (!tr.hidden) { shown += 1; }
     });
     note.hidden = false;
-    note.textContent = (shown ? '' : 'No result the controls above let in. ') +
-      (state.unranked === '1' ? 'Ranked and unranked results, as the controls above ask.'
-        : state.self_reported === '1' ? 'Ranked and self-reported results, as the controls above ask; tick \u201cInclude unranked results\u201d to list the others too.'
-        : 'Ranked results only, as the table above; tick \u201cInclude unranked results\u201d to list the others too.');
+    note.textContent = (shown ? '' : 'No result on ' + state.workload + ' that the controls above let in. ') +
+      (state.unranked === '1' ? 'Ranked and unranked results on ' + state.workload + ', as the controls above ask.'
+        : state.self_reported === '1' ? 'Ranked and self-reported results on ' + state.workload + ', as the controls above ask; tick \u201cInclude unranked results\u201d to list the others too.'
+        : 'Ranked results on ' + state.workload + ' only, as the table above; tick \u201cInclude unranked results\u201d to list the others too.');
   }
 
   // ---------------------------------------------------------------- render
