@@ -2,7 +2,7 @@
 
     runs/<run-id>/plan.json     what the run will send, where its inputs came from, and the
                                 result's header (`meta`)
-    runs/<run-id>/events.jsonl  one line per finished request (epbench.runner.journal)
+    runs/<run-id>/events.jsonl  one line per finished request (epbench.core.journal_file)
     runs/<run-id>/calibration.json  the endpoint's words-to-tokens fit (epbench.runner.calibrate)
     runs/<run-id>/result.json   written at the end, atomically (temporary file + os.replace)
 
