@@ -2,6 +2,7 @@
 (serialize, redact, one os.write) of realistic request lines into a temporary journal.
 
     python bench/journal_write.py                   # this tree
+    python bench/journal_write.py --null            # make_record + serialize, no file
     cd /work/main && python /path/to/bench/journal_write.py   # another tree, for before/after
 
 Each line is a 128-token streamed answer (128 inter-token gaps, the server's headers, an
@@ -20,13 +21,16 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path.cwd()))
-
-from epbench.runner.journal import Journal
+sys.path.insert(0, str(Path.cwd()))  # a script's own folder comes first, not the tree's root
 
 from epbench.runner.plan import PlannedRequest
 from epbench.runner.response import ChatResponse
 from epbench.runner.runner import make_record
+
+try:  # the journal's writer moved to the base layer; older trees have it in the runner
+    from epbench.core.journal_file import Journal
+except ImportError:
+    from epbench.runner.journal import Journal  # type: ignore[import-not-found,no-redef]
 
 KEY = "sk-bench-" + "k" * 40
 
@@ -54,19 +58,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=20_000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--null", action="store_true",
+                        help="write to /dev/null: make_record and serializing alone")
     args = parser.parse_args()
     pairs = answers(args.lines)
     timings = []
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.reps):
-            with Journal(Path(tmp) / f"events-{rep}.jsonl", [KEY]) as journal:
+            path = Path("/dev/null") if args.null else Path(tmp) / f"events-{rep}.jsonl"
+            with Journal(path, [KEY]) as journal:
                 start = time.process_time_ns()
                 for req, res in pairs:
                     journal.append(make_record(req, res, None, 1, 0.0, 0))
                 timings.append((time.process_time_ns() - start) / args.lines / 1000)
-            size = (Path(tmp) / f"events-{rep}.jsonl").stat().st_size
+            size = 0 if args.null else path.stat().st_size
     print(f"{Path.cwd()}: {statistics.median(timings):.2f} us per request line "
-          f"(median of {args.reps} x {args.lines} lines, {size / args.lines:.0f} bytes each; "
+          f"(median of {args.reps} x {args.lines} lines, {size / args.lines:.0f} bytes each"
+          f"{' to /dev/null' if args.null else ''}; "
           f"all: {', '.join(f'{t:.2f}' for t in timings)})")
     return 0
 
