@@ -89,17 +89,44 @@ RequestLine = TypedDict("RequestLine", {  # functional form: `class` is a Python
 """One finished serving request (docs/DESIGN.md "Journal line")."""
 
 
-class AgenticRequestLine(TypedDict, total=False):
-    """One finished agentic request (epbench.runner.agentic.trial); what validation requires
-    of it is journal_lines.AGENTIC_REQUEST_FIELDS."""
-
-    type: Literal["request"]
-    request_id: str
-    task: str
-    trial: int
-    step: int
-    attempt: int
-    tag: str
+AgenticRequestLine = TypedDict("AgenticRequestLine", {
+    "type": Literal["request"],
+    "request_id": str,  # <task>-t<trial>-s<step>-a<attempt>
+    "task": str,
+    "trial": int,
+    "step": int,
+    "attempt": int,
+    "tag": str,  # productive, repair, recovery, transport
+    "t_send_ns": int,
+    "t_first_ns": int | None,
+    "t_first_answer_ns": int | None,
+    "t_last_ns": int | None,
+    "t_done_ns": int,
+    "t_first_tool_ns": int | None,
+    "t_last_tool_ns": int | None,
+    "input_tokens": int | None,
+    "input_source": str,
+    "output_tokens": int | None,
+    "token_source": str | None,
+    "reasoning_tokens": int | None,
+    "cache_read_tokens": int | None,
+    "cache_write_tokens": int | None,
+    "content_bytes": int,
+    "tool_calls": int,
+    "sse_events": int,
+    "status": int | None,
+    "class": str,
+    "error": str | None,
+    "backoff_s": float,
+    "usd": float | None,
+    "calls": dict[str, int],  # tool calls per class (epbench.core.trial_record.CLASSES)
+    "quirks": list[str],
+    "finish_reason": str | None,
+    "response_id": str | None,
+    "server_headers": dict[str, str],
+})
+"""One finished agentic request (epbench.runner.agentic.trial); what validation requires of it
+is journal_lines.AGENTIC_REQUEST_FIELDS."""
 
 
 JournalLine = RunLine | SessionLine | ShardLine | TrialLine | RequestLine | AgenticRequestLine

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typing
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -15,7 +16,9 @@ from epbench.core.journal_file import Journal, JournalLineError, read_lines
 from epbench.core.journal_records import (
     RUN_JOURNAL,
     SUFFIX,
+    AgenticRequestLine,
     RequestLine,
+    TrialLine,
     run_line,
     session_line,
 )
@@ -37,10 +40,15 @@ def test_the_runner_writes_request_lines_holding_exactly_the_request_line_type_k
     assert set(_request_line()) == set(RequestLine.__annotations__)
 
 
-def test_every_field_validation_requires_of_a_request_line_is_typed_alike_in_the_record() -> None:
-    hints = typing.get_type_hints(RequestLine)
-    fields = {**journal_lines.REQUEST_FIELDS, **journal_lines.SERVER_FIELDS,
-              **journal_lines.STREAMED_FIELDS}
+@pytest.mark.parametrize(("record", "fields"), [
+    (RequestLine, {**journal_lines.REQUEST_FIELDS, **journal_lines.SERVER_FIELDS,
+                   **journal_lines.STREAMED_FIELDS}),
+    (AgenticRequestLine, {**journal_lines.AGENTIC_REQUEST_FIELDS, **journal_lines.STREAMED_FIELDS}),
+    (TrialLine, journal_lines.TRIAL_FIELDS),
+])
+def test_every_field_validation_requires_of_a_line_kind_is_typed_alike_in_its_record(
+        record: Any, fields: dict[str, Any]) -> None:
+    hints = typing.get_type_hints(record)
     for name, wanted in fields.items():
         typed = typing.get_args(hints[name]) or (hints[name],)
         wanted_types = wanted if isinstance(wanted, tuple) else (wanted,)
