@@ -48,10 +48,12 @@ class Refused(ValueError):
 
 def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
-    if len(out) != len(pairs):
+    if len(out) != len(pairs):  # rare: find the first repeated key to name it
         seen: set[str] = set()
-        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise Refused("duplicate", f"duplicate key {key!r}")
+        for key, _ in pairs:
+            if key in seen:
+                raise Refused("duplicate", f"duplicate key {key!r}")
+            seen.add(key)
     return out
 
 
