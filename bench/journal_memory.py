@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from epbench.core import evidence  # noqa: E402
 from epbench.core.documents import load_document  # noqa: E402
+from epbench.core.journal_records import run_line  # noqa: E402
 from epbench.generator.submit import expected_relpath, with_submitter  # noqa: E402
 from epbench.runner.plan import build_plan  # noqa: E402
 from epbench.runner.serving_run import write_result  # noqa: E402
@@ -143,7 +144,7 @@ def write_run(project: Path, wid: str, per_point: int, levels: list[int],
     start = 10_000 * MS
     number = 0
     with (run / "events.jsonl").open("wb") as out:
-        out.write(orjson.dumps({"type": "run", "spec": plan.spec(loaded.slo).to_json()}) + b"\n")
+        out.write(orjson.dumps(run_line(spec=plan.spec(loaded.slo).to_json())) + b"\n")
         out.write(b'{"type":"session","t_ns":9000000000,"at":"2026-11-20T10:00:00.00Z"}\n')
         for point in plan.points:
             lanes = [start + lane * MS for lane in range(point.concurrency or 1)]

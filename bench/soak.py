@@ -26,13 +26,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from epbench.core.documents import load_document  # noqa: E402
+from epbench.core.journal_file import Journal  # noqa: E402
 from epbench.core.paths import shipped_endpoints_dir  # noqa: E402
 from epbench.runner.bounds import Bounds  # noqa: E402
 from epbench.runner.client import EndpointClient  # noqa: E402
 from epbench.runner.context import RunContext  # noqa: E402
 from epbench.runner.emulator import start_emulator  # noqa: E402
 from epbench.runner.entry import run_async  # noqa: E402
-from epbench.runner.journal import Journal  # noqa: E402
 from epbench.runner.plan import Plan, PlannedRequest  # noqa: E402
 from epbench.runner.progress import PointProgress  # noqa: E402
 from epbench.runner.runner import ServingRunner  # noqa: E402

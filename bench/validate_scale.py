@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from epbench.core import evidence  # noqa: E402
+from epbench.core.journal_records import run_line  # noqa: E402
 from epbench.core.runspec import PointSpec, RunSpec  # noqa: E402
 from epbench.core.summary import summarize_run  # noqa: E402
 from epbench.generator.tables import build_tables  # noqa: E402
@@ -56,7 +57,7 @@ def journal(seed: int, requests: int) -> tuple[list[dict[str, Any]], RunSpec]:
     spec = RunSpec(pattern="concurrency", seed=1,
                    points=[PointSpec("c1", 0, concurrency=1), PointSpec("c8", 1, concurrency=8)],
                    slo={"ttft_ms": 2000.0, "tpot_ms": 50.0})
-    lines: list[dict[str, Any]] = [{"type": "run", "spec": spec.to_json()}]
+    lines: list[dict[str, Any]] = [run_line(spec=spec.to_json())]
     t = 10_000 * MS
     for point in spec.points:
         for seq in range(max(requests, point.concurrency or 1)):

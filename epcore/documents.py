@@ -15,6 +15,7 @@ import yaml
 
 from epbench.core.errors import InputError
 from epbench.core.fast_json import Unusual, fast_json
+from epbench.core.strict_json import loads_text
 from epbench.core.yaml_guard import MAX_NODES, scan_yaml
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -40,19 +41,6 @@ class DocumentError(InputError):
         self.problem = problem
         where = f"{path}:{problem.pointer}" if problem.pointer else str(path)
         super().__init__(f"{where}: {problem.message}")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
 
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -189,9 +177,7 @@ def parse_document(data: bytes, path: Path | str, limit: int = MAX_FILE_BYTES) -
         _guard_yaml(text, path)
     try:
         if is_json:
-            value = json.loads(
-                text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant
-            )
+            value = loads_text(text, finite=False)  # 1e999: value.non-finite, pointed below
         else:
             value = yaml.load(text, Loader=_UniqueKeyLoader)
     except RecursionError:

@@ -16,8 +16,8 @@ over 100,000 requests: a full sweep of the shipped workloads is under 20,000. do
 has the measured figures.
 
 Validation streams the journal (`load`, `check_file`): blocks of 1 MiB are inflated, hashed
-and split into lines, each line checked for its kind and shape as it comes
-(epbench.core.journal_lines),
+and split into lines by the journal's one reader (epbench.core.journal_file.read_lines,
+strict), each line checked for its kind and shape as it comes (epbench.core.journal_lines),
 so a bomb of `{}` lines stops at its second line and memory never holds the whole journal.
 """
 
@@ -30,12 +30,9 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import orjson
+from epbench.core import journal_columns, journal_file
+from epbench.core.journal_records import RUN_JOURNAL, SUFFIX
 
-from epbench.core import fast_json, journal_columns, journal_lines
-
-SUFFIX = ".events.jsonl.gz"
-RUN_JOURNAL = "events.jsonl"
 MAX_COMPRESSED_BYTES = 32 * 1024 * 1024
 MAX_JOURNAL_BYTES = 256 * 1024 * 1024
 
@@ -151,85 +148,27 @@ def _check_described(actual: Mapping[str, Any], pinned: Mapping[str, Any]) -> No
 def load(path: Path, pinned: Mapping[str, Any],
          max_requests: int | None = None) -> list[MutableMapping[str, Any]]:
     """The journal's records, streamed: each line a JSON object of a known kind and shape
-    (epbench.core.journal_lines), no duplicate key, no deeper than its MAX_DEPTH, no more request
-    lines than `max_requests`; then its bytes checked against the result's `evidence`.
+    (epbench.core.journal_lines), no duplicate key, no deeper than its MAX_DEPTH (the strict
+    reader, epbench.core.journal_file), no more request lines than `max_requests`; then its
+    bytes checked against the result's `evidence`.
     Request lines are held as columns (epbench.core.journal_columns: a Row each, read like the
     dict it was, inter-token gaps as `array('i')`); the other lines as dicts."""
     reader = _Reader(path)
     records: list[MutableMapping[str, Any]] = []
     table = journal_columns.Requests()
-    number = 0
-    tail = b""
-
-    def take(line: bytes) -> None:
-        record = parse_line(line, number)
-        if record.get("type", "request") != "request":
-            records.append(record)
-            return
-        if max_requests is not None and table.rows >= max_requests:
-            raise EvidenceError(f"journal line {number}: more request lines than the "
-                                f"{max_requests} the workload's plan sends")
-        records.append(table.append(record))
-
-    for block in reader.blocks():
-        lines = (tail + block).split(b"\n") if tail else block.split(b"\n")
-        tail = lines.pop()
-        if len(tail) > MAX_LINE_BYTES:
-            raise EvidenceError(f"journal line {number + 1} is longer than {MAX_LINE_BYTES} bytes")
-        for line in lines:
-            number += 1
-            if line:
-                take(line)
-    if tail:
-        number += 1
-        take(tail)
+    try:
+        for number, record in journal_file.read_lines(reader.blocks(), strict=True):
+            if record.get("type", "request") != "request":
+                records.append(record)
+                continue
+            if max_requests is not None and table.rows >= max_requests:
+                raise EvidenceError(f"journal line {number}: more request lines than the "
+                                    f"{max_requests} the workload's plan sends")
+            records.append(table.append(record))
+    except journal_file.JournalLineError as exc:
+        raise EvidenceError(str(exc)) from None
     _check_described(reader.described(), pinned)
     return records
 
 
-def parse_line(line: bytes, number: int) -> dict[str, Any]:
-    """One journal line: JSON, an object of a known kind and shape, no duplicate key, no
-    deeper than journal_lines.MAX_DEPTH; EvidenceError naming the line otherwise."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        if "depth" in str(exc) or "recursion" in str(exc):
-            raise EvidenceError(
-                f"journal line {number} nests deeper than {journal_lines.MAX_DEPTH} levels"
-            ) from None
-        raise EvidenceError(f"journal line {number} is not JSON") from None
-    problem = journal_lines.line_problem(record)
-    if problem is not None:
-        raise EvidenceError(f"journal line {number} {problem}")
-    depth, members = _walk(record)
-    if depth > journal_lines.MAX_DEPTH:
-        raise EvidenceError(
-            f"journal line {number} nests deeper than {journal_lines.MAX_DEPTH} levels")
-    if members != fast_json.written_members(line):
-        raise EvidenceError(f"journal line {number} repeats a key (duplicate keys are refused)")
-    return record
-
-
-def _walk(document: Any) -> tuple[int, int]:
-    """(nesting depth, object members) of a parsed line, iteratively; lists of plain numbers
-    (inter-token gaps) are not walked element by element."""
-    deepest = members = 0
-    todo = [(document, 1)]
-    while todo:
-        value, depth = todo.pop()
-        if depth > deepest:
-            deepest = depth
-            if depth > journal_lines.MAX_DEPTH:
-                break
-        if isinstance(value, dict):
-            members += len(value)
-            todo.extend((v, depth + 1) for v in value.values() if isinstance(v, dict | list))
-        elif value and not all(type(v) is int for v in value):
-            todo.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
-    return deepest, members
-
-
 _BLOCK = 1 << 20
-MAX_LINE_BYTES = 16 * 1024 * 1024
-"""A request of 131,072 tokens (the largest max_tokens a workload may ask) writes about 1 MB
-of inter-token gaps."""

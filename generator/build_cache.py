@@ -43,6 +43,7 @@ import orjson
 from epbench.core import __version__
 from epbench.core.digests import sha256_file
 from epbench.core.findings import Finding
+from epbench.core.journal_records import SUFFIX as JOURNAL_SUFFIX
 from epbench.core.paths import shipped, user_cache_dir
 from epbench.core.provenance import BUNDLE_SUFFIX
 
@@ -50,7 +51,6 @@ log = logging.getLogger(__name__)
 
 FORMAT = 4
 SHARDS = 64
-JOURNAL_SUFFIX = ".events.jsonl.gz"
 _CLOCK_CHECKS = frozenset({"date.future"})
 _CODE_ROOT = Path(__file__).resolve().parent.parent
 

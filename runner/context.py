@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from epbench.core.journal_file import Journal
 from epbench.runner.bounds import Bounds
 from epbench.runner.client import EndpointClient
 from epbench.runner.endpoint import Endpoint
-from epbench.runner.journal import Journal
 from epbench.runner.workload import LoadedWorkload
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core.credentials import redact
-from epbench.runner.journal import Journal
+from epbench.core.journal_file import Journal
 
 MAX_TEXT = 160
 _CONTEXT_WORDS = ("maximum context length", "exceeds the available context size",

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core.errors import InputError
-from epbench.runner.journal import Journal
+from epbench.core.journal_file import Journal
+from epbench.core.journal_records import SHARD_LINE, run_line
 from epbench.runner.plan import Plan
 from epbench.runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
 from epbench.runner.serving_run import write_result
@@ -40,11 +41,11 @@ def merge_runs(run_dirs: list[Path], out: Path) -> Path:
     merged.meta = dict(first.meta)
     merged.meta["started_at"] = min(p.meta["started_at"] for p in plans)
     records: list[dict[str, Any]] = [
-        {"type": "run", "spec": merged.spec(merged.meta.get("slo") or {}).to_json()}
+        dict(run_line(spec=merged.spec(merged.meta.get("slo") or {}).to_json()))
     ]
     seen: set[str] = set()
     for d in run_dirs:
-        records.append({"type": "shard"})
+        records.append(dict(SHARD_LINE))
         for record in Journal.read(Path(d) / JOURNAL_FILE):
             kind = record.get("type", "request")
             if kind == "run":

@@ -20,6 +20,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 LONG_POINT = 50
@@ -75,7 +76,7 @@ class PointProgress:
                 dynamic_ncols=True,
             )
 
-    def update(self, record: dict[str, Any]) -> None:
+    def update(self, record: Mapping[str, Any]) -> None:
         """One finished request (or trial: `requests` then says how many it sent)."""
         if self._mode == "off":
             return
@@ -102,7 +103,7 @@ class PointProgress:
             if time.monotonic() - self._last_post >= LINE_EVERY_S:
                 self._line(f"{round(100 * self._done / self._planned)}%")
 
-    def _count(self, record: dict[str, Any]) -> None:
+    def _count(self, record: Mapping[str, Any]) -> None:
         self._done += 1
         self._requests += int(record.get("requests") or 0)
         if record["class"] != "ok":

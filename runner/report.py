@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from epbench.core.journal_file import Journal
 from epbench.core.metrics.passk import pass_hat_k_task
 from epbench.runner.failure_text import first_errors
-from epbench.runner.journal import Journal
 from epbench.runner.run_folder import JOURNAL_FILE
 
 

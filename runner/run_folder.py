@@ -2,7 +2,7 @@
 
     runs/<run-id>/plan.json     what the run will send, where its inputs came from, and the
                                 result's header (`meta`)
-    runs/<run-id>/events.jsonl  one line per finished request (epbench.runner.journal)
+    runs/<run-id>/events.jsonl  one line per finished request (epbench.core.journal_file)
     runs/<run-id>/calibration.json  the endpoint's words-to-tokens fit (epbench.runner.calibrate)
     runs/<run-id>/result.json   written at the end, atomically (temporary file + os.replace)
 
@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core.errors import RunError
+from epbench.core.journal_file import Journal
+from epbench.core.journal_lines import complete_records
+from epbench.core.journal_records import RUN_JOURNAL
 from epbench.core.paths import project_dir
-from epbench.runner.journal import Journal, complete_records
 
 PLAN_FILE = "plan.json"
-JOURNAL_FILE = "events.jsonl"
+JOURNAL_FILE = RUN_JOURNAL
 RESULT_FILE = "result.json"
 CALIBRATION_FILE = "calibration.json"
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from epbench.core.journal_records import RequestLine
 from epbench.runner.calibrate import Calibration
 from epbench.runner.client import ChatResponse
 from epbench.runner.context import RunContext
@@ -67,8 +68,8 @@ def make_record(
     attempts: int,
     retry_s: float,
     retry_tokens: int,
-) -> dict[str, Any]:
-    """One journal line (docs/DESIGN.md "Journal line").
+) -> RequestLine:
+    """One journal line (epbench.core.journal_records.RequestLine).
 
     `input_tokens` is the endpoint's own count (`input_source: usage`) or null; the planned
     length is `input_requested` and is never written where a measured count belongs."""

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core import evidence
+from epbench.core.journal_file import Journal
+from epbench.core.journal_records import has_run_line, run_line
 from epbench.core.runspec import RunSpec
 from epbench.core.summary import summarize_run
 from epbench.runner import calibrate
@@ -15,7 +17,6 @@ from epbench.runner.bounds import Bounds
 from epbench.runner.context import bounds_for, open_context
 from epbench.runner.endpoint import Endpoint
 from epbench.runner.header import result_document, result_header
-from epbench.runner.journal import Journal
 from epbench.runner.loop import run_async
 from epbench.runner.plan import Plan, build_plan
 from epbench.runner.run_folder import (
@@ -72,8 +73,8 @@ def run_serving(
         connections = max((p.concurrency or 1 for p in selected), default=1)
     try:
         with Journal(run_dir / JOURNAL_FILE, ep.secrets) as journal:
-            if not any(r.get("type") == "run" for r in records):
-                journal.append({"type": "run", "spec": plan.spec(workload.slo).to_json()})
+            if not has_run_line(records):
+                journal.append(run_line(spec=plan.spec(workload.slo).to_json()))
             journal.start_session(rtt_ms)
             run_async(
                 _serve(ep, base_url, workload, plan, run_dir, journal, records, connections,

@@ -11,9 +11,9 @@ import pytest
 
 from epbench.core.documents import load_document
 from epbench.core.errors import InputError
+from epbench.core.journal_file import Journal
 from epbench.core.schema import check_schema
 from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from epbench.runner.journal import Journal
 from epbench.runner.merge import merge_runs
 from epbench.runner.plan import Plan, build_plan
 from epbench.runner.workload import load_serving_workload

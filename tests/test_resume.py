@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from epbench.core.documents import load_document
+from epbench.core.journal_file import Journal
 from epbench.core.schema import check_schema
-from epbench.runner.journal import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
@@ -164,7 +164,7 @@ def test_a_damaged_line_inside_the_journal_is_an_error(tmp_path):
 
 
 def test_journal_lines_that_parse_but_lack_fields_are_skipped_and_counted():
-    from epbench.runner.journal import complete_records
+    from epbench.core.journal_lines import complete_records
 
     good = {"request_id": "c1-00000", "point": "c1", "seq": 0, "class": "ok",
             "t_send_ns": 1, "t_done_ns": 2}

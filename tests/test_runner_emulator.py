@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from epbench.core.documents import load_document
+from epbench.core.journal_file import Journal
 from epbench.core.schema import check_schema
 from epbench.runner.entry import run_command
-from epbench.runner.journal import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,9 +186,9 @@ def test_a_shard_runs_only_its_points(tmp_path, shared_endpoint):
 def mock_context(tmp_path, handler, workload_path):
     import httpx
 
+    from epbench.core.journal_file import Journal as J
     from epbench.runner.client import EndpointClient
     from epbench.runner.context import RunContext
-    from epbench.runner.journal import Journal as J
 
     client = EndpointClient(
         "http://mock.test/v1", None, None, 5.0, 4, transport=httpx.MockTransport(handler)

@@ -17,11 +17,11 @@ import pytest
 from epbench.core import evidence
 from epbench.core.documents import load_document
 from epbench.core.findings import Finding
+from epbench.core.journal_file import Journal
 from epbench.core.rankable import rankability
 from epbench.generator.submit import submit_run
 from epbench.generator.validate import validate_paths
 from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from epbench.runner.journal import Journal
 from epbench.runner.plan import Plan, build_plan
 from epbench.runner.workload import load_serving_workload
 

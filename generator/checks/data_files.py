@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from epbench.core.findings import Finding
+from epbench.core.journal_records import SUFFIX as JOURNAL_SUFFIX
 from epbench.core.provenance import BUNDLE_SUFFIX
 from epbench.generator.checks.base import check
 
@@ -33,7 +34,6 @@ DOCUMENT_SUFFIXES = {
     "workloads": (".yaml", ".yml", ".json"),
     "endpoints": (".yaml", ".yml", ".json"),
 }
-JOURNAL_SUFFIX = ".events.jsonl.gz"
 TEMPLATE_SUFFIXES = (".yaml.example", ".yml.example", ".json.example")
 
 UNKNOWN = check(

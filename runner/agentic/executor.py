@@ -17,6 +17,7 @@ from typing import Any
 
 from epbench.core.agentic_plan import plan_agentic
 from epbench.core.agentic_summary import summarize
+from epbench.core.journal_records import has_run_line, run_line
 from epbench.core.trial_record import TrialRecord
 from epbench.runner.agentic.model import Workload, load_workload
 from epbench.runner.agentic.trial import TrialRun
@@ -47,8 +48,8 @@ async def run_agentic(
     workload = dataclasses.replace(workload or load_workload(loaded.doc), settings=plan.settings)
     trials = plan.trials
     done = finished_trials(list(ctx.resume_records or []))
-    if not any(line.get("type") == "run" for line in ctx.resume_records or []):
-        ctx.journal.append({"type": "run", "agentic": plan.run_line()})
+    if not has_run_line(ctx.resume_records):
+        ctx.journal.append(run_line(agentic=plan.run_line()))
     model = ctx.model
     card = ctx.endpoint.get("pricing")
     gate = asyncio.Semaphore(plan.concurrency)

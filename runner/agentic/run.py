@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core import evidence
+from epbench.core.journal_file import Journal
 from epbench.core.round_trips import round_trips
 from epbench.runner.agentic.capability import FEATURE, apply_fallback, streamed_tools_refusal
 from epbench.runner.agentic.model import load_workload
@@ -15,7 +16,6 @@ from epbench.runner.bounds import Bounds
 from epbench.runner.context import bounds_for, open_context
 from epbench.runner.endpoint import Endpoint
 from epbench.runner.header import result_document, result_header
-from epbench.runner.journal import Journal
 from epbench.runner.loop import run_async
 from epbench.runner.run_folder import (
     JOURNAL_FILE,

@@ -12,9 +12,11 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from epbench.core.cost_ledger import CostLedger, tag_after
+from epbench.core.journal_records import AgenticRequestLine
 from epbench.core.trial_record import TrialRecord, traceback_summary
 from epbench.runner.agentic.assemble import AssembledMessage, assemble
 from epbench.runner.agentic.checks import Observed, ObservedCall, call_matches, evaluate
@@ -33,7 +35,7 @@ class ChatClient(Protocol):
 
 
 class JournalLike(Protocol):
-    def append(self, record: dict[str, Any]) -> None: ...
+    def append(self, record: Mapping[str, Any]) -> None: ...
 
 
 TOKEN_DETAIL = (("cached_input", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
@@ -251,46 +253,45 @@ class TrialRun:
             counts[c.cls] = counts.get(c.cls, 0) + 1
         if failed and msg.calls:
             counts["stream_truncated"] = len(msg.calls)
-        self.journal.append(
-            {
-                "type": "request",
-                "request_id": f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}",
-                "task": self.task.id,
-                "trial": self.trial,
-                "step": self.rec.steps,
-                "attempt": attempt,
-                "tag": tag,
-                "t_send_ns": res.t_send_ns,
-                "t_first_ns": res.t_first_ns,
-                "t_first_answer_ns": getattr(res, "t_first_answer_ns", None),
-                "t_last_ns": res.t_last_ns,
-                "t_done_ns": res.t_done_ns,
-                "t_first_tool_ns": msg.first_tool_ns,
-                "t_last_tool_ns": msg.last_tool_ns,
-                "input_tokens": res.input_tokens,
-                "input_source": getattr(res, "input_source", None) or "none",
-                "output_tokens": res.output_tokens,
-                "token_source": res.token_source,
-                "reasoning_tokens": getattr(res, "reasoning_tokens", None),
-                "cache_read_tokens": getattr(res, "cache_read_tokens", None),
-                "cache_write_tokens": getattr(res, "cache_write_tokens", None),
-                # streamed evidence (epbench.core.journal_lines.STREAMED_FIELDS)
-                "content_bytes": getattr(res, "content_bytes", 0),
-                "tool_calls": getattr(res, "tool_calls", 0),
-                "sse_events": getattr(res, "sse_events", 0),
-                "status": res.status,
-                "class": res.error_class or "ok",
-                "error": res.error,
-                "backoff_s": round(backoff, 6),
-                "usd": usd,
-                "calls": counts,
-                "quirks": sorted(msg.quirks),
-                "finish_reason": msg.finish_reason,
-                # the server's side (epcore/server_evidence.py), as on serving lines
-                "response_id": getattr(res, "response_id", None),
-                "server_headers": getattr(res, "server_headers", None) or {},
-            }
-        )
+        line: AgenticRequestLine = {
+            "type": "request",
+            "request_id": f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}",
+            "task": self.task.id,
+            "trial": self.trial,
+            "step": self.rec.steps,
+            "attempt": attempt,
+            "tag": tag,
+            "t_send_ns": res.t_send_ns,
+            "t_first_ns": res.t_first_ns,
+            "t_first_answer_ns": getattr(res, "t_first_answer_ns", None),
+            "t_last_ns": res.t_last_ns,
+            "t_done_ns": res.t_done_ns,
+            "t_first_tool_ns": msg.first_tool_ns,
+            "t_last_tool_ns": msg.last_tool_ns,
+            "input_tokens": res.input_tokens,
+            "input_source": getattr(res, "input_source", None) or "none",
+            "output_tokens": res.output_tokens,
+            "token_source": res.token_source,
+            "reasoning_tokens": getattr(res, "reasoning_tokens", None),
+            "cache_read_tokens": getattr(res, "cache_read_tokens", None),
+            "cache_write_tokens": getattr(res, "cache_write_tokens", None),
+            # streamed evidence (epbench.core.journal_lines.STREAMED_FIELDS)
+            "content_bytes": getattr(res, "content_bytes", 0),
+            "tool_calls": getattr(res, "tool_calls", 0),
+            "sse_events": getattr(res, "sse_events", 0),
+            "status": res.status,
+            "class": res.error_class or "ok",
+            "error": res.error,
+            "backoff_s": round(backoff, 6),
+            "usd": usd,
+            "calls": counts,
+            "quirks": sorted(msg.quirks),
+            "finish_reason": msg.finish_reason,
+            # the server's side (epcore/server_evidence.py), as on serving lines
+            "response_id": getattr(res, "response_id", None),
+            "server_headers": getattr(res, "server_headers", None) or {},
+        }
+        self.journal.append(line)
 
     # -- tools -------------------------------------------------------------------------------
 

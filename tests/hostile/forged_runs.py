@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 from epbench.core.documents import load_document
+from epbench.core.journal_file import Journal
 from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
-from epbench.runner.journal import Journal
 from epbench.runner.plan import build_plan
 from epbench.runner.workload import ServingWorkload, load_serving_workload
 

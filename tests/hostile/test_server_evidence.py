@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from epbench.core.journal_file import Journal
 from epbench.core.server_evidence import ALLOWED, first_answer, line_problem, server_headers
 from epbench.generator.render import result_context
 from epbench.generator.run_pages import SHELL_DIR, SHELL_TITLE, Shell, render_and_write
 from epbench.runner.client import EndpointClient
-from epbench.runner.journal import Journal
 from epbench.runner.plan import PlannedRequest
 from epbench.runner.runner import make_record
 from tests.hostile_servers import LEAKED_KEY, hostile_server
