@@ -5,20 +5,23 @@
 
 (a) Schema validation of N result documents (tests/browser/site_data.py's synthetic results:
 8 endpoints, serving sweeps of 6 points, one in five agentic; each document distinct), with
-`epbench.generator.checks.fast_schema.certainly_valid` (the validator's hot path) and with
+the hand-written `certainly_valid` (commit `HAND`'s `generator/checks/fast_schema.py`, the
+validator's hot path until jsonschema-rs replaced it, loaded from git) and with
 jsonschema-rs (`validator_for` on result.schema.json with the other schemas in its
 `Registry`, `is_valid`), the documents already parsed, as the validator holds them. At most
 `--distinct` documents are held at once (each ~80 kB of Python objects), cycled to N; neither
 validator caches anything between documents.
 
-(b) The CSV downloads of the same shapes: the tables that `build_tables` makes of `--base`
-results, every dated table's rows repeated N / base times (as bench/downloads_speed.py's
-`--times`), written as CSV text with `epbench.generator.download_formats` (`rows(frame)` and
-every CSV line) and with pyarrow.csv.write_csv and polars' write_csv (quoting only where
-needed). A library writes no list or dict cell, so its figure includes turning those columns
-into their JSON text first (orjson, cell by cell), the least a switch would need; neither
-library reproduces the dialect's float form, `True`/`False` or the formula prefix, so these
-are lower bounds on the cost of adopting one.
+(b) The downloads (CSV and JSON records) of the same shapes: the tables that `build_tables`
+makes of `--base` results, every dated table's rows repeated N / base times (as
+bench/downloads_speed.py's `--times`), written as CSV text with
+`epbench.generator.download_formats` (`rows(frame)` and every CSV line, which also makes every
+JSON record: the hand-written code makes both formats in one pass) and with
+pyarrow.csv.write_csv and polars' write_csv (quoting only where needed), each with polars'
+`write_json` for the JSON records (pyarrow writes no JSON). A library writes no list or dict
+cell, so its figure includes turning those columns into their JSON text first (orjson, cell by
+cell), the least a switch would need; neither library reproduces the dialect's float form,
+`True`/`False` or the formula prefix, so these are lower bounds on the cost of adopting one.
 
 And the CPU of `build_tables` on the `--base` results (validation and aggregation, the
 largest part of `epbench build`), to scale each difference against the build it sits in.
@@ -34,9 +37,11 @@ import argparse
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
@@ -46,7 +51,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import jsonschema_rs  # noqa: E402
-import numpy as np  # noqa: E402
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
 import polars as pl  # noqa: E402
@@ -55,7 +59,6 @@ import pyarrow.csv as pacsv  # noqa: E402
 
 from epbench.core.paths import schemas_dir  # noqa: E402
 from epbench.generator import download_formats  # noqa: E402
-from epbench.generator.checks.fast_schema import certainly_valid  # noqa: E402
 from tests.browser.site_data import (  # noqa: E402
     CLIENT_REGIONS,
     ENDPOINTS,
@@ -67,6 +70,20 @@ from tests.browser.site_data import (  # noqa: E402
 )
 
 TABLES = ("runs", "points", "agentic", "history")
+HAND = "955f12f"
+"""The last commit with the hand-written schema compiler (`generator/checks/fast_schema.py`,
+closures answering "certainly valid?"), loaded from git: jsonschema-rs replaced it."""
+
+
+def hand_schema(ref: str = HAND) -> types.ModuleType:
+    """The hand-written `fast_schema` module as of commit `ref`."""
+    where = f"{ref}:generator/checks/fast_schema.py"
+    text = subprocess.run(["git", "-C", str(ROOT), "show", where],
+                          check=True, capture_output=True, text=True).stdout
+    module = types.ModuleType("hand_fast_schema")
+    sys.modules[module.__name__] = module
+    exec(compile(text, "hand_fast_schema.py", "exec"), module.__dict__)
+    return module
 
 
 def cpu(work: Callable[[], Any]) -> float:
@@ -115,28 +132,33 @@ def library_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def hand_csv(frames: dict[str, pd.DataFrame]) -> int:
+    """CSV and JSON records by `download_formats` (one pass makes both)."""
     size = 0
     for frame in frames.values():
         rows = download_formats.rows(frame)
         size += sum(len(piece) for piece in rows.csv_part(0, len(frame)))
+        size += sum(len(piece) for piece in rows.json_part(0, len(frame)))
     return size
 
 
 def arrow_csv(frames: dict[str, pd.DataFrame]) -> int:
+    """CSV by pyarrow.csv; JSON records by polars (pyarrow writes no JSON)."""
     size = 0
     for frame in frames.values():
-        table = pa.Table.from_pandas(library_frame(frame), preserve_index=False)
+        ready = library_frame(frame)
+        table = pa.Table.from_pandas(ready, preserve_index=False)
         sink = io.BytesIO()
         pacsv.write_csv(table, sink, pacsv.WriteOptions(quoting_style="needed"))
-        size += sink.tell()
+        size += sink.tell() + len(pl.from_arrow(table).write_json())  # type: ignore[union-attr]
     return size
 
 
 def polars_csv(frames: dict[str, pd.DataFrame]) -> int:
+    """CSV and JSON records by polars."""
     size = 0
     for frame in frames.values():
         table = pl.from_pandas(library_frame(frame))
-        size += len(table.write_csv(quote_style="necessary"))
+        size += len(table.write_csv(quote_style="necessary")) + len(table.write_json())
     return size
 
 
@@ -166,6 +188,7 @@ def main() -> int:
           f"({build_cpu / args.base * 1000:.2f} ms a result)")
 
     validator = rs_validator()
+    certainly_valid = hand_schema().certainly_valid
     sample = documents(200)
     disagree = sum(certainly_valid(d, "result") != validator.is_valid(d) for d in sample)
     print(f"(a) verdicts on 200 valid results: fast_schema and jsonschema-rs disagree on "
@@ -191,11 +214,11 @@ def main() -> int:
         for rep in range(args.reps):
             line = []
             for name, work in (
-                ("fast_schema", lambda: [certainly_valid(d, "result") for d in docs]),
-                ("jsonschema-rs", lambda: [validator.is_valid(d) for d in docs]),
-                ("download_formats", lambda: hand_csv(frames)),
-                ("pyarrow.csv", lambda: arrow_csv(frames)),
-                ("polars", lambda: polars_csv(frames)),
+                ("fast_schema", lambda d=docs: [certainly_valid(x, "result") for x in d]),
+                ("jsonschema-rs", lambda d=docs: [validator.is_valid(x) for x in d]),
+                ("download_formats", lambda f=frames: hand_csv(f)),
+                ("pyarrow.csv+polars.json", lambda f=frames: arrow_csv(f)),
+                ("polars csv+json", lambda f=frames: polars_csv(f)),
             ):
                 seconds = cpu(work)
                 runs.setdefault(name, []).append(seconds)
@@ -207,7 +230,7 @@ def main() -> int:
         print(f"{shape} results, best of {args.reps}, s CPU (build_tables scaled from "
               f"{args.base}: ~{build:.0f} s):")
         for hand, libs in (("fast_schema", ("jsonschema-rs",)),
-                           ("download_formats", ("pyarrow.csv", "polars"))):
+                           ("download_formats", ("pyarrow.csv+polars.json", "polars csv+json"))):
             for lib in libs:
                 print(f"  {hand} {best[hand]:.2f} vs {lib} {best[lib]:.2f}: "
                       f"{best[lib] / best[hand]:.2f}x; difference "
