@@ -106,3 +106,11 @@ def test_a_document_jsonschema_rs_cannot_take_is_left_to_jsonschema() -> None:
     doc = copy.deepcopy(SAMPLES[0])
     doc["points"][0]["requests"]["issued"] = 2**70  # past every integer type Rust reads
     assert certainly_valid(doc, "result") in (False, check_schema(doc, "result", "big") == [])
+
+
+def test_a_trailing_newline_in_a_results_endpoint_id_is_a_finding_at_its_pointer() -> None:
+    doc = copy.deepcopy(SAMPLES[0])
+    doc["endpoint"]["id"] += "\n"  # checked through the $ref into endpoint.schema.json
+    assert not certainly_valid(doc, "result")
+    findings = check_schema(doc, "result", "newline")
+    assert [(f.pointer, f.check) for f in findings] == [("/endpoint/id", "schema.pattern")]
