@@ -13,6 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from epbench.core.credentials import redact
 from epbench.core.findings import Finding, pointer_from_path
@@ -39,8 +40,13 @@ def _all_schemas() -> dict[str, dict[str, Any]]:
 
 @cache
 def _registry() -> Registry:
+    """Every schema by its `$id`, without its `$schema`: jsonschema's `evolve` swaps to the
+    plain validator of a subschema that names a dialect, so a `$ref` into another file (a
+    result's `/endpoint/id`) would lose our ECMA-262 `pattern` and accept a trailing newline."""
     resources = [
-        (schema["$id"], Resource.from_contents(schema))
+        (schema["$id"], Resource.from_contents(
+            {k: v for k, v in schema.items() if k != "$schema"},
+            default_specification=DRAFT202012))
         for schema in _all_schemas().values()
         if "$id" in schema
     ]

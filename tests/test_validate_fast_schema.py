@@ -93,3 +93,24 @@ def test_certainly_valid_implies_jsonschema_valid(which: int, pick: int, value: 
         parent[f"{key}_extra"] = value
     if certainly_valid(doc, "result"):
         assert check_schema(doc, "result", "mutated") == [], (path, action, value)
+
+
+def test_a_trailing_newline_after_a_pattern_is_not_certainly_valid() -> None:
+    doc = copy.deepcopy(SAMPLES[0])
+    doc["run_id"] += "\n"  # `$` is the end of the string
+    assert not certainly_valid(doc, "result")
+    assert check_schema(doc, "result", "newline") != []
+
+
+def test_a_document_jsonschema_rs_cannot_take_is_left_to_jsonschema() -> None:
+    doc = copy.deepcopy(SAMPLES[0])
+    doc["points"][0]["requests"]["issued"] = 2**70  # past every integer type Rust reads
+    assert certainly_valid(doc, "result") in (False, check_schema(doc, "result", "big") == [])
+
+
+def test_a_trailing_newline_in_a_results_endpoint_id_is_a_finding_at_its_pointer() -> None:
+    doc = copy.deepcopy(SAMPLES[0])
+    doc["endpoint"]["id"] += "\n"  # checked through the $ref into endpoint.schema.json
+    assert not certainly_valid(doc, "result")
+    findings = check_schema(doc, "result", "newline")
+    assert [(f.pointer, f.check) for f in findings] == [("/endpoint/id", "schema.pattern")]
