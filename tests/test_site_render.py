@@ -325,3 +325,19 @@ def test_nav_top_level_is_the_header_tabs_with_only_the_guides_that_exist(
     assert guides == [{"How to submit": "guides/submit.md"}]
     assert (docs / "compare.md").is_file()
     assert (docs / "serving.md").is_file() and (docs / "runs" / "_shell.md").is_file()
+
+
+def test_a_run_that_fell_back_to_unstreamed_tool_calls_says_so_on_its_page() -> None:
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    doc.setdefault("settings", {})["fallbacks"] = [
+        {"feature": "streamed_tool_calls", "fallback": "non-streamed",
+         "reason": "llama-cpp-python <b>refuses</b> tools in a stream"}]
+    row = {"run_id": doc["run_id"], "disclosure_score": 0.9, "rankable": True,
+           "result_path": "results/alice/x.json", "flags": []}
+    page = render("result.html.j2", **result_context(doc, row, root="../../"))
+    flags = page.split('<h2 id="flags">Flags</h2>', 1)[1].split("<h2", 1)[0]
+    assert "<p>None.</p>" not in flags
+    assert ("<li>Tool calls were not streamed: the endpoint refuses tool calls in a stream, so "
+            "the requests that offer tools were sent with stream: false") in flags
+    assert ("the endpoint file says: llama-cpp-python &lt;b&gt;refuses&lt;/b&gt; tools in a "
+            "stream</li>") in flags
