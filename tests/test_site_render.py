@@ -341,3 +341,18 @@ def test_a_run_that_fell_back_to_unstreamed_tool_calls_says_so_on_its_page() -> 
             "the requests that offer tools were sent with stream: false") in flags
     assert ("the endpoint file says: llama-cpp-python &lt;b&gt;refuses&lt;/b&gt; tools in a "
             "stream</li>") in flags
+
+
+def test_the_workloads_catalogue_lists_every_workload_a_run_can_name(tmp_path: Path) -> None:
+    from epbench.core.paths import workload_ids, workloads_dir
+
+    shipped = workloads_dir()
+    runnable = workload_ids(tmp_path)  # an empty project: the shipped workloads
+    assert any(p.parent.name == "bfcl" for p in shipped.glob("agentic/*/*.yaml"))
+    docs = docs_gen.workload_docs(shipped)
+    assert {d.id for d in docs} == runnable
+    bfcl = [d for d in docs if d.id == "bfcl-multiple"]
+    assert [d.file for d in bfcl] == ["workloads/agentic/bfcl/bfcl-multiple.yaml"]
+    page = docs_gen.workloads_catalogue(shipped, frozenset(runnable))
+    for workload_id in runnable:
+        assert f'<a href="{workload_id}/">{workload_id}</a>' in page
