@@ -356,3 +356,16 @@ def test_the_workloads_catalogue_lists_every_workload_a_run_can_name(tmp_path: P
     page = docs_gen.workloads_catalogue(shipped, frozenset(runnable))
     for workload_id in runnable:
         assert f'<a href="{workload_id}/">{workload_id}</a>' in page
+
+
+def test_the_submit_guide_says_that_the_contact_it_asks_for_is_published_on_the_run_page() -> None:
+    guide = (ROOT / "site/docs/guides/submit.md").read_text(encoding="utf-8")
+    assert "**What is published about you.**" in guide
+    for field in ("`name`", "`display_name`", "`contact`", "`relationship`"):
+        assert field in guide.split("**What is published about you.**", 1)[1].split("\n\n")[0]
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    doc["submitter"]["contact"] = "alice@example.org"
+    row = {"run_id": doc["run_id"], "disclosure_score": 0.9, "rankable": True,
+           "result_path": "results/alice/x.json", "flags": []}
+    page = render("result.html.j2", **result_context(doc, row, root="../../"))
+    assert "alice@example.org" in page  # what the guide says: the run page shows it
