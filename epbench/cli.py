@@ -252,9 +252,8 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
 def build(results_dir: Path | None, out: Path | None, base_url: str, no_cache: bool) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
     from epbench.core.paths import project_dir
-    from epbench.generator.site import build_site
-
     from epbench.demo import demo_site_note
+    from epbench.generator.site import build_site
 
     root = project_dir()
     results_dir = results_dir or root / "results"

@@ -44,7 +44,8 @@ def test_building_over_the_demos_site_says_in_one_line_that_it_replaces_it(
     assert notes[0].startswith(f"epbench build: {site} held the demo's site")
     assert f"it now holds the site of {tmp_path / 'results'}" in notes[0]
     assert not (site / DEMO_MARK).exists()
-    assert "the demo's site" not in _build(tmp_path, monkeypatch)  # said once, then it is an ordinary site
+    # said once: the folder is an ordinary site from then on
+    assert "the demo's site" not in _build(tmp_path, monkeypatch)
 
 
 def test_rebuilding_the_demos_own_results_says_nothing_about_the_demo(
