@@ -252,12 +252,18 @@ def validate(paths: tuple[Path, ...], fmt: str, changed_since: str | None,
 def build(results_dir: Path | None, out: Path | None, base_url: str, no_cache: bool) -> None:
     """Build the static leaderboard site from results/, workloads/ and endpoints/."""
     from epbench.core.paths import project_dir
+    from epbench.demo import demo_site_note
     from epbench.generator.site import build_site
 
     root = project_dir()
+    results_dir = results_dir or root / "results"
+    out = out or root / "_site"
+    note = demo_site_note(out, results_dir)
+    if note:
+        click.echo(note)
     site = build_site(
-        results_dir=results_dir or root / "results",
-        out_dir=out or root / "_site",
+        results_dir=results_dir,
+        out_dir=out,
         project=root,
         base_url=base_url,
         incremental=not no_cache,

@@ -24,6 +24,9 @@ from epbench.runner.progress import auto_mode
 from epbench.runner.report import fmt
 
 DEMO_SUBMITTER = "demo"
+# Left in the site folder the demo built, holding the demo's results folder: `epbench build`
+# into that folder says that it replaces the demo's site (demo_site_note).
+DEMO_MARK = ".epbench-demo"
 SERVING_WORKLOAD = "chat-short"
 # The native APIs: endpoint file, and the agentic workload run on it (tool results go back in
 # the API's own shape: several steps, parallel calls).
@@ -133,7 +136,30 @@ def run_demo(out: Path, quick: bool = True) -> Path:
     click.echo(f"\nSite: {site / 'index.html'}")
     click.echo("  (emulated results are hidden on the public leaderboard; the demo's links "
                "turn them on with ?emulated=1)")
-    click.echo(f"  serve it: python -m http.server -d {site} 8000, then open "
-               "http://127.0.0.1:8000/?emulated=1")
+    (site / DEMO_MARK).write_text(str(results_dir), encoding="utf-8")
+    click.echo(serve_hint(site))
     click.echo(f"Done in {time.monotonic() - started:.0f} s.")
     return site
+
+
+def serve_hint(site: Path) -> str:
+    """How to look at the demo's site: a server on loopback only, not on every interface
+    (`python -m http.server` alone binds 0.0.0.0)."""
+    return (f"  serve it: python -m http.server --bind 127.0.0.1 -d {site} 8000, then open "
+            "http://127.0.0.1:8000/?emulated=1")
+
+
+def demo_site_note(out_dir: Path, results_dir: Path) -> str | None:
+    """The line `epbench build` prints when `out_dir` holds the demo's site and this build is of
+    other results (it replaces the demo's pages); None otherwise. The mark is removed, since the
+    folder no longer holds the demo's site."""
+    mark = out_dir / DEMO_MARK
+    if not mark.is_file():
+        return None
+    demo_results = mark.read_text(encoding="utf-8").strip()
+    if Path(demo_results).resolve() == results_dir.resolve():
+        return None
+    mark.unlink()
+    return (f"epbench build: {out_dir} held the demo's site (results from {demo_results}); "
+            f"it now holds the site of {results_dir} (run `epbench demo` again for the demo's, "
+            "or build with --out elsewhere)")

@@ -109,16 +109,19 @@ def user_cache_dir() -> Path:
     return base / "epbench"
 
 
+def yaml_files(folder: Path, nested: bool = False) -> list[Path]:
+    """The YAML files in `folder` and, when `nested`, in its sub-folders one level down (such
+    as workloads/agentic/bfcl/): the files a run can name by id, and the ones the workloads
+    catalogue lists."""
+    if not folder.is_dir():
+        return []
+    files = [*folder.glob("*.y*ml"), *(folder.glob("*/*.y*ml") if nested else ())]
+    return sorted(p for p in files if p.suffix in {".yaml", ".yml"} and p.is_file())
+
+
 def _ids(folders: list[Path], nested: bool = False) -> list[str]:
     """The ids (file stems) of the YAML files in `folders` (and their sub-folders)."""
-    ids: set[str] = set()
-    for folder in folders:
-        if folder.is_dir():
-            files = folder.glob("*/*.y*ml") if nested else iter(())
-            ids.update(
-                p.stem for p in (*folder.iterdir(), *files) if p.suffix in {".yaml", ".yml"}
-            )
-    return sorted(ids)
+    return sorted({p.stem for folder in folders for p in yaml_files(folder, nested)})
 
 
 def resolve_endpoint(spec: str, cwd: Path | None = None) -> Path:

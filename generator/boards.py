@@ -34,7 +34,7 @@ VIEW_COLUMNS: dict[str, list[str]] = {
     # the newest result per endpoint x workload x client region: epbench.generator.latest).
     "history": [*_FILTER_COLUMNS, "workload_kind", "rankable", "tier", "tier_reason",
                 "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
-                "results"],
+                "tps_at_target", "best_tps_per_user", "decision_ms_p90", "results"],
     "agentic": [*_FILTER_COLUMNS, "rankable", "unranked_reasons", "tier", "tier_reason",
                 "success_rate",
                 "success_ci_low", "success_ci_high",
@@ -160,9 +160,13 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("usd_per_mtok_output", "whole-sweep average $ per M output tokens"),
                     Column("success_rate", "success rate")],
         "metrics": [("max_system_tps", "max system throughput (tokens/s)"),
+                    ("tps_at_target", "throughput at the default target, 20 tokens/s per "
+                                      "user (tokens/s)"),
+                    ("best_tps_per_user", "best per-user speed (tokens/s)"),
                     ("ttft_p90_ms_best", "best TTFT p90 (ms)"),
                     ("usd_per_mtok_output", "whole-sweep average USD per million output tokens"),
-                    ("success_rate", "agentic success rate")],
+                    ("success_rate", "agentic success rate"),
+                    ("decision_ms_p90", "agentic decision time p90 (ms)")],
         "downloads": ["history", "runs"],
     },
 }

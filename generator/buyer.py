@@ -15,8 +15,9 @@ import pandas as pd
 
 from epbench.generator import charts
 from epbench.generator.columns import Column
+from epbench.generator.tables import TARGET_SPEED
 
-DEFAULT_SPEED = 20.0  # tokens/s per user: a reader's comfortable reading speed
+DEFAULT_SPEED = TARGET_SPEED  # tokens/s per user: a reader's comfortable reading speed
 DEFAULT_TTFT_MS = 1000.0
 COMPARE_LIMIT = 4
 

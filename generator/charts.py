@@ -246,25 +246,27 @@ def history_chart() -> ChartSpec:
     """One metric over time per endpoint (the metric is chosen on the page)."""
     chart = _base().mark_line(point=True).encode(
         # padding: the first and last run dates are not drawn on the plot's edges
-        x=alt.X("date:T", title="run date", axis=alt.Axis(format="%Y-%m-%d"),
+        # `at`: the run date, with marks of one day spread over it (board.js history_metric)
+        x=alt.X("at:T", title="run date", axis=alt.Axis(format="%Y-%m-%d"),
                 scale=alt.Scale(padding=14)),
         y=alt.Y("value:Q", title="value of the chosen metric"),
         color=SERIES,
-        order=alt.Order("date:T"),
+        order=alt.Order("at:T"),
         tooltip=["series:N", "date:N", "metric:N", "value:Q", "tier:N", "run_id:N"],
     )
     return ChartSpec(
         id="history",
         title="A metric over time",
         caption=(
-            "Every filtered result as one point per run date, per endpoint and workload; the "
+            "Every filtered result as one point per run date, per endpoint and workload (points "
+            "of one day are spread across it so that each shows); the "
             "metric is chosen above the chart. Results of another provenance tier than the "
             "scheduled benchmark's (attested) draw their own line, named with their tier; "
             "self-reported ones only when you include them."
         ),
         source="history",
         reduce="history_metric",
-        fields=("date", "value"),
+        fields=("at", "value"),
         spec=_finish(chart),
         alt_columns=[("series", "endpoint · workload"), ("date", "date"),
                      ("metric", "metric"), ("value", "value"), ("tier", "provenance"),

@@ -55,6 +55,8 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
                      "tokens per second one user sees.", POINT, "tps"),
     "tps_per_user_at_max_tps": ("Per-user speed (1000 ÷ TPOT p90 ms) at the point of highest "
                                 "system throughput.", POINT, "tps"),
+    "tps_at_target": ("Highest system throughput at a point whose per-user speed reaches the "
+                      "buyer pages' default target, 20 tokens/s.", POINT, "tps"),
     "best_tps_per_user": ("Highest per-user speed (1000 ÷ TPOT p90 ms) over the run's points, "
                           "usually at concurrency 1.", POINT, "tps"),
     "ttft_p90_ms_best": ("Lowest time-to-first-token p90 over the run's points (first "

@@ -20,6 +20,7 @@ from typing import Any
 from markupsafe import Markup
 
 from epbench.core.documents import DocumentError, load_document
+from epbench.core.paths import yaml_files
 from epbench.generator import formulas
 from epbench.generator.render import flatten, render
 
@@ -186,14 +187,14 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _workload_doc(path: Path, kind: str) -> WorkloadDoc:
+def _workload_doc(path: Path, kind: str, relative: str) -> WorkloadDoc:
     try:
         data = load_document(path)
     except DocumentError as exc:
-        return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], path.name,
+        return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], f"workloads/{relative}",
                            problem=exc.problem.message)
     if not isinstance(data, dict):
-        return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], path.name,
+        return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], f"workloads/{relative}",
                            problem="not a mapping")
     facts: list[tuple[str, Any]] = []
     for key in ("prompts", "load", "slo", "limits", "sampling"):
@@ -224,7 +225,7 @@ def _workload_doc(path: Path, kind: str) -> WorkloadDoc:
         facts=facts,
         tools=tools,
         tasks=tasks,
-        file=f"workloads/{kind}/{path.name}",
+        file=f"workloads/{relative}",
     )
 
 
@@ -257,13 +258,12 @@ def _check_in_words(key: str, value: Any) -> tuple[str, Any]:
 
 
 def workload_docs(workloads_root: Path) -> list[WorkloadDoc]:
-    """Every workload file under `workloads_root/serving` and `workloads_root/agentic`."""
+    """Every workload file under `workloads_root/serving` and `workloads_root/agentic` and their
+    sub-folders (agentic/bfcl/): the files `epbench run --workload ID` finds."""
     docs = []
     for kind in ("serving", "agentic"):
-        folder = workloads_root / kind
-        if folder.is_dir():
-            for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
-                docs.append(_workload_doc(path, kind))
+        for path in yaml_files(workloads_root / kind, nested=True):
+            docs.append(_workload_doc(path, kind, path.relative_to(workloads_root).as_posix()))
     return docs
 
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-METRICS = ["max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate"]
+METRICS = ["max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output", "success_rate",
+           "tps_at_target", "best_tps_per_user", "decision_ms_p90"]
 _GROUP = ["endpoint_id", "provider", "model", "division", "hardware", "region", "client_region",
           "workload_id", "workload_kind", "date", "rankable", "tier", "api"]
 

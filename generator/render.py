@@ -19,6 +19,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from epbench.core import agentic_plan
 from epbench.core.paths import site_sources_dir
 from epbench.generator import cost
 from epbench.generator.checks import CHECKS
@@ -315,6 +316,8 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "command": run_command(doc),
         "flags": [(str(f), flag_note(str(f))) for f in flags]
                  if isinstance(flags, list | tuple) else [],
+        "fallbacks": [fallback_words(f) for f in (doc.get("settings") or {}).get("fallbacks")
+                      or () if isinstance(f, dict)],
         "points_head": _POINTS_HEAD,
         "points": points,
         "points_html": point_rows(points),
@@ -329,6 +332,21 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "disclosure": disclosure,
         "disclosure_html": kv_rows(disclosure),
     }
+
+
+def fallback_words(used: dict[str, Any]) -> str:
+    """A declared fallback the run used (the result's `settings.fallbacks`), in words; the
+    endpoint's own reason follows it."""
+    feature, fallback = str(used.get("feature", "")), str(used.get("fallback", ""))
+    if (feature, fallback) == (agentic_plan.FEATURE, agentic_plan.NON_STREAMED):
+        words = ("Tool calls were not streamed: the endpoint refuses tool calls in a stream, so "
+                 "the requests that offer tools were sent with stream: false (the endpoint "
+                 "file's declared fallback), and each answer's times are those of the whole "
+                 "answer")
+    else:
+        words = f"Fell back from {feature} to {fallback} (the endpoint file's declared fallback)"
+    reason = used.get("reason")
+    return f"{words}; the endpoint file says: {reason}" if reason else words
 
 
 def flag_note(check_id: str) -> str:

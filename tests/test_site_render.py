@@ -325,3 +325,47 @@ def test_nav_top_level_is_the_header_tabs_with_only_the_guides_that_exist(
     assert guides == [{"How to submit": "guides/submit.md"}]
     assert (docs / "compare.md").is_file()
     assert (docs / "serving.md").is_file() and (docs / "runs" / "_shell.md").is_file()
+
+
+def test_a_run_that_fell_back_to_unstreamed_tool_calls_says_so_on_its_page() -> None:
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    doc.setdefault("settings", {})["fallbacks"] = [
+        {"feature": "streamed_tool_calls", "fallback": "non-streamed",
+         "reason": "llama-cpp-python <b>refuses</b> tools in a stream"}]
+    row = {"run_id": doc["run_id"], "disclosure_score": 0.9, "rankable": True,
+           "result_path": "results/alice/x.json", "flags": []}
+    page = render("result.html.j2", **result_context(doc, row, root="../../"))
+    flags = page.split('<h2 id="flags">Flags</h2>', 1)[1].split("<h2", 1)[0]
+    assert "<p>None.</p>" not in flags
+    assert ("<li>Tool calls were not streamed: the endpoint refuses tool calls in a stream, so "
+            "the requests that offer tools were sent with stream: false") in flags
+    assert ("the endpoint file says: llama-cpp-python &lt;b&gt;refuses&lt;/b&gt; tools in a "
+            "stream</li>") in flags
+
+
+def test_the_workloads_catalogue_lists_every_workload_a_run_can_name(tmp_path: Path) -> None:
+    from epbench.core.paths import workload_ids, workloads_dir
+
+    shipped = workloads_dir()
+    runnable = workload_ids(tmp_path)  # an empty project: the shipped workloads
+    assert any(p.parent.name == "bfcl" for p in shipped.glob("agentic/*/*.yaml"))
+    docs = docs_gen.workload_docs(shipped)
+    assert {d.id for d in docs} == runnable
+    bfcl = [d for d in docs if d.id == "bfcl-multiple"]
+    assert [d.file for d in bfcl] == ["workloads/agentic/bfcl/bfcl-multiple.yaml"]
+    page = docs_gen.workloads_catalogue(shipped, frozenset(runnable))
+    for workload_id in runnable:
+        assert f'<a href="{workload_id}/">{workload_id}</a>' in page
+
+
+def test_the_submit_guide_says_that_the_contact_it_asks_for_is_published_on_the_run_page() -> None:
+    guide = (ROOT / "site/docs/guides/submit.md").read_text(encoding="utf-8")
+    assert "**What is published about you.**" in guide
+    for field in ("`name`", "`display_name`", "`contact`", "`relationship`"):
+        assert field in guide.split("**What is published about you.**", 1)[1].split("\n\n")[0]
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    doc["submitter"]["contact"] = "alice@example.org"
+    row = {"run_id": doc["run_id"], "disclosure_score": 0.9, "rankable": True,
+           "result_path": "results/alice/x.json", "flags": []}
+    page = render("result.html.j2", **result_context(doc, row, root="../../"))
+    assert "alice@example.org" in page  # what the guide says: the run page shows it

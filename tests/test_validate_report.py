@@ -98,3 +98,14 @@ def test_a_huge_report_still_fits_in_one_pull_request_comment(tmp_path: Path) ->
     assert "more (run `epbench validate` locally" in markdown
     assert MD_MAX_CHARS < 65_536
     assert "... and 2900 more files." in markdown
+
+
+def test_a_local_report_names_files_relative_to_the_project_not_by_absolute_path() -> None:
+    from epbench.core.paths import project_dir
+    from epbench.generator.validate import validate_paths
+
+    root = project_dir()
+    report = validate_paths([root / "endpoints" / "emulator.yaml"])
+    text = report.render("markdown")
+    assert "<code>endpoints/emulator.yaml</code>" in text
+    assert str(root) not in text

@@ -371,10 +371,9 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True,
         target.write_text(json.dumps(copy_doc), encoding="utf-8")
     write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
     for kind in ("serving", "agentic"):
-        target = folder / "workloads" / kind
-        target.mkdir(parents=True, exist_ok=True)
-        for path in (ROOT / "workloads" / kind).glob("*.yaml"):
-            shutil.copyfile(path, target / path.name)
+        # every shipped workload, those in sub-folders (agentic/bfcl/) too
+        shutil.copytree(ROOT / "workloads" / kind, folder / "workloads" / kind,
+                        dirs_exist_ok=True)
     write_project_files(folder)
     if xss:
         doc = xss_result()

@@ -527,6 +527,8 @@ def test_the_workloads_catalogue_is_an_index_of_the_workload_pages(
     links = page.eval_on_selector_all(".epb-catalogue tbody tr td:first-child a",
                                       "as => as.map(a => a.getAttribute('href'))")
     assert "chat-short/" in links and "tool-lookup/" in links
+    # the shipped BFCL workloads live in workloads/agentic/bfcl/: `epbench run` names them all
+    assert {f"bfcl-{c}/" for c in ("multiple", "live-simple", "irrelevance")} <= set(links)
     assert "Tasks and checks" not in _visible_text(page)  # those are on each workload's page
     height = page.evaluate("() => document.documentElement.scrollHeight")
     assert height < 400 + 300 * len(links), height  # was about 730 px a workload

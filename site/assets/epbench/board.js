@@ -655,10 +655,22 @@
       var metric = state.metric;
       var out = [];
       var usable = rows.filter(function (r) { return r[metric] != null && r.date; });
-      groupBy(usable, function (r) { return tierSeries(r) + '\u0000' + r.date; }).forEach(function (list) {
-        out.push({ series: tierSeries(list[0]), date: list[0].date, metric: metric,
-          value: median(list.map(function (r) { return r[metric]; })), tier: list[0].tier || null,
-          run_id: list.length === 1 ? list[0].run_id : list.length + ' runs' });
+      // Every row is its own mark (a daily median until an endpoint is picked, then each
+      // result). Marks that share a day are spread over it so that none hides another: the
+      // k-th of n (by series, then run id) sits at (k + 1) / (n + 1) of the day, in `at`.
+      groupBy(usable, function (r) { return r.date; }).forEach(function (list) {
+        list.sort(function (a, b) {
+          var x = tierSeries(a).localeCompare(tierSeries(b));
+          return x || String(a.run_id || '').localeCompare(String(b.run_id || ''));
+        });
+        list.forEach(function (r, k) {
+          var minutes = Math.round((k + 1) * 1440 / (list.length + 1));
+          var at = String(r.date).slice(0, 10) + 'T' + String(100 + Math.floor(minutes / 60)).slice(1) +
+            ':' + String(100 + minutes % 60).slice(1) + ':00';
+          out.push({ series: tierSeries(r), date: r.date, at: at, metric: metric, value: r[metric],
+            tier: r.tier || null,
+            run_id: r.run_id || (r.results > 1 ? r.results + ' runs (median)' : null) });
+        });
       });
       return out;
     }
