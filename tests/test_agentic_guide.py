@@ -36,3 +36,44 @@ def test_every_category_in_the_schema_has_a_shipped_example_in_the_guide():
     for category in schema["properties"]["category"]["enum"]:
         if category != "other":
             assert f"| `{category}` |" in guide, category
+
+
+def yaml_blocks(text: str) -> list[str]:
+    """The fenced YAML blocks of a Markdown page, dedented (an indented block sits in a list)."""
+    import textwrap
+
+    blocks, current, fence = [], None, ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if current is None and stripped == "```yaml":
+            current, fence = [], line[: len(line) - len(line.lstrip())]
+        elif current is not None and stripped == "```":
+            blocks.append(textwrap.dedent("\n".join(current)))
+            current = None
+        elif current is not None:
+            current.append(line[len(fence):] if line.startswith(fence) else line)
+    return blocks
+
+
+def test_the_guide_shows_a_state_tool_with_updates_that_the_schema_accepts():
+    import jsonschema
+    import yaml
+
+    schema = json.loads(SCHEMA.read_text("utf-8"))
+    shown = [yaml.safe_load(b) for b in yaml_blocks(GUIDE.read_text("utf-8"))]
+    states = [d["implementation"] for d in shown
+              if isinstance(d, dict) and isinstance(d.get("implementation"), dict)
+              and d["implementation"].get("type") == "state"]
+    assert states, "the guide shows no `type: state` implementation"
+    implementation = {"$defs": schema["$defs"], "$ref": "#/$defs/implementation"}
+    for state in states:
+        jsonschema.validate(state, implementation)
+    ops = {u["op"] for s in states for u in s.get("updates", [])}
+    assert ops == {"set", "append", "increment"}
+
+
+def test_the_guide_says_what_correct_call_rate_counts():
+    guide = GUIDE.read_text("utf-8")
+    at = guide.find("`correct_call_rate`")
+    assert at >= 0
+    assert "over all tool calls" in guide[at:at + 200]
