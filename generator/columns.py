@@ -126,7 +126,7 @@ class Column:
 
     key: str
     label: str
-    kind: str = "num"  # num, text, link, list
+    kind: str = "num"  # num, text, link (to the endpoint's page), run (to the run page), list
     define: str = ""  # the DEFINITIONS key, when it is not `key`
 
     def to_config(self) -> dict[str, str]:

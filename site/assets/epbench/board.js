@@ -25,6 +25,7 @@
     'submitter', 'hardware', 'region', 'client_region', 'division'];
   var PAGE_SIZE = 50;
   var LONG_TEXT = 24;  // characters: longer text may wrap in its cell
+  var ENDPOINT_SLUG = /^[a-z0-9][a-z0-9._-]{0,63}$/;  // endpoint ids that have a page (generator/entity_pages.py SLUG)
   var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
@@ -372,7 +373,7 @@
         title: (col.help ? col.help + ' ' : '') + '(Click to sort.)' }, col.label);
       button.addEventListener('click', function () {
         var dir = state.sort === col.key ? (state.dir === 'asc' ? 'desc' : 'asc')
-          : (col.kind === 'text' || col.kind === 'link' ? 'asc' : 'desc');
+          : (col.kind === 'text' || col.kind === 'link' || col.kind === 'run' ? 'asc' : 'desc');
         state.sort = col.key; state.dir = dir;
         commit(false); syncControls(); render();
       });
@@ -421,10 +422,14 @@
     } else if (col.kind === 'tier') {
       var badge = S.tierBadge(row);
       if (badge) { td.appendChild(badge); } else { td.textContent = fmt(null); }
-    } else if (col.kind === 'link' && row.run_id) {
-      var a = el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/' }, fmt(value));
-      td.appendChild(a);
+    } else if (col.kind === 'link' && ENDPOINT_SLUG.test(String(value))) {
+      // One rule on every page: a name links to its own page (the endpoint's), a result's
+      // date to that result's run page.
+      td.appendChild(el('a', { href: config.root + 'endpoints/' + encodeURIComponent(value) + '/' }, fmt(value)));
       if (String(value).length > LONG_TEXT) { td.className = 'epb-long'; }
+    } else if (col.kind === 'run' && row.run_id) {
+      td.appendChild(el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/',
+        title: 'this result\'s run page' }, fmt(value)));
     } else {
       td.textContent = fmt(value, col.format);
       if (td.textContent.length > LONG_TEXT) { td.className = 'epb-long'; }
