@@ -11,7 +11,7 @@ import functools
 import http.server
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +99,29 @@ def open_page(chrome: Any, accept_downloads: bool = False) -> tuple[Any, PageLog
 
     page.on("dialog", on_dialog)
     return page, log
+
+
+@contextmanager
+def page_opener(chrome: Any, ready: Callable[[Any], None]) -> Iterator[Callable[..., Any]]:
+    """`open(url, width=1366, scheme="light")`: a page in a fresh context of that window width
+    (844 px tall below 800 px wide, else 900) and colour scheme, loaded and `ready`; every
+    context is closed at the end."""
+    contexts: list[Any] = []
+
+    def opener(url: str, width: int = 1366, scheme: str = "light") -> Any:
+        context = chrome.new_context(viewport={"width": width, "height": 844 if width < 800
+                                               else 900}, color_scheme=scheme)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url)
+        ready(page)
+        return page
+
+    try:
+        yield opener
+    finally:
+        for context in contexts:
+            context.close()
 
 
 def wait_for_board(page: Any) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from epbench.generator.downloads import read_table
+from tests.browser.harness import page_opener
 from tests.browser.test_site_look import _ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -19,19 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def home(chrome: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def opener(url: str) -> Any:
-        context = chrome.new_context(viewport={"width": 1366, "height": 900})
-        contexts.append(context)
-        page = context.new_page()
-        page.goto(url)
-        _ready(page)
-        return page
-
-    yield opener
-    for context in contexts:
-        context.close()
+    with page_opener(chrome, _ready) as opener:
+        yield opener
 
 
 def _newest_shown(page: Any) -> list[str]:

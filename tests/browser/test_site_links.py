@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.harness import page_opener
 from tests.browser.test_site_look import _ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -17,16 +18,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def board(chrome: Any) -> Iterator[Any]:
-    context = chrome.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-
-    def opener(url: str) -> Any:
-        page.goto(url)
-        _ready(page)
-        return page
-
-    yield opener
-    context.close()
+    with page_opener(chrome, _ready) as opener:
+        yield opener
 
 
 def _cells(page: Any, header: str) -> list[dict[str, str]]:
@@ -35,7 +28,8 @@ def _cells(page: Any, header: str) -> list[dict[str, str]]:
         """(header) => {
           const table = document.getElementById('epb-table');
           const heads = [...table.querySelectorAll('thead th')].map(th => th.innerText.trim());
-          const at = heads.findIndex(h => h.split('\\n')[0].replace(/[▲▼?]/g, '').trim() === header);
+          const bare = h => h.split('\\n')[0].replace(/[▲▼?]/g, '').trim();
+          const at = heads.findIndex(h => bare(h) === header);
           if (at < 0) return [{error: 'no column ' + header + ' in ' + heads.join(' | ')}];
           return [...table.querySelectorAll('tbody tr')].filter(r => !r.hidden).map(r => {
             const cell = r.children[at], a = cell.querySelector('a');

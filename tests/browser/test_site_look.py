@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import open_page, wait_for_board
+from tests.browser.harness import open_page, page_opener, wait_for_board
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -64,20 +64,8 @@ def _ready(page: Any) -> None:
 @pytest.fixture(scope="module")
 def look(chrome: Any) -> Iterator[Any]:
     """Opens a page at 1366 px in the given palette and waits for its data."""
-    contexts: list[Any] = []
-
-    def opener(url: str, scheme: str = "light") -> Any:
-        context = chrome.new_context(viewport={"width": 1366, "height": 900},
-                                     color_scheme=scheme)
-        contexts.append(context)
-        page = context.new_page()
-        page.goto(url)
-        _ready(page)
-        return page
-
-    yield opener
-    for context in contexts:
-        context.close()
+    with page_opener(chrome, _ready) as opener:
+        yield lambda url, scheme="light": opener(url, scheme=scheme)
 
 
 def _visible_text(page: Any) -> str:

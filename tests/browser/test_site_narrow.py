@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.harness import page_opener
 from tests.browser.test_site_look import PAGE_TYPES, SHOTS, _ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -40,20 +41,8 @@ OVERFLOWING = """() => {
 @pytest.fixture(scope="module")
 def at_width(chrome: Any) -> Iterator[Any]:
     """Opens a page at the given window width and waits for its data."""
-    contexts: list[Any] = []
-
-    def opener(url: str, width: int) -> Any:
-        context = chrome.new_context(viewport={"width": width, "height": 844 if width < 800
-                                               else 900})
-        contexts.append(context)
-        page = context.new_page()
-        page.goto(url)
-        _ready(page)
-        return page
-
-    yield opener
-    for context in contexts:
-        context.close()
+    with page_opener(chrome, _ready) as opener:
+        yield lambda url, width: opener(url, width=width)
 
 
 def test_every_page_type_fits_a_phones_screen_and_is_screenshotted_at_both_widths(
