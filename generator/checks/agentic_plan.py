@@ -21,10 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from epbench.core.agentic_plan import FEATURE, NON_STREAMED, AgenticPlan, plan_agentic, unstreamed
-from epbench.core.documents import DocumentError, parse_document
 from epbench.core.findings import Finding
-from epbench.core.schema import check_schema
-from epbench.generator.checks.workload_plan import PLAN
+from epbench.generator.checks.workload_plan import PLAN, claimed_workload
 from epbench.generator.checks.workload_sha import WorkloadIndex
 
 Problem = tuple[str, str]
@@ -58,14 +56,9 @@ _PLANS: dict[tuple[str, bool, bool], AgenticPlan | Problem] = {}
 
 
 def _rebuild(data: bytes, workload_id: str, quick: bool, fell_back: bool) -> AgenticPlan | Problem:
-    try:
-        doc = parse_document(data, f"{workload_id}.yaml")
-    except DocumentError as exc:
-        return "/workload/sha256", f"the workload with this sha256 cannot be read " \
-                                   f"({exc.problem.message})"
-    if not isinstance(doc, dict) or doc.get("kind") != "agentic-workload" or check_schema(
-            doc, "agentic-workload", workload_id):
-        return "/workload/sha256", "the workload with this sha256 is not a valid agentic workload"
+    doc = claimed_workload(data, workload_id, "agentic")
+    if isinstance(doc, tuple):
+        return doc
     used = [{"feature": FEATURE, "fallback": NON_STREAMED}] if fell_back else []
     return plan_agentic(doc, quick, used)
 

@@ -82,15 +82,26 @@ def expected_plan(result: Mapping[str, Any], index: WorkloadIndex | None,
 _PLANS: dict[tuple[str, bool], Expected | tuple[str, ...]] = {}
 
 
-def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str, ...]:
+def claimed_workload(data: bytes, workload_id: str,
+                     kind: str) -> dict[str, Any] | tuple[str, str]:
+    """The workload document with the claimed sha256, or (pointer, message) when it cannot be
+    read or is not a valid `kind` ("serving" or "agentic") workload."""
     try:
         doc = parse_document(data, f"{workload_id}.yaml")
     except DocumentError as exc:
         return "/workload/sha256", f"the workload with this sha256 cannot be read " \
                                    f"({exc.problem.message})"
-    if not isinstance(doc, dict) or doc.get("kind") != "serving-workload" or check_schema(
-            doc, "serving-workload", workload_id):
-        return "/workload/sha256", "the workload with this sha256 is not a valid serving workload"
+    schema = f"{kind}-workload"
+    if not isinstance(doc, dict) or doc.get("kind") != schema or check_schema(
+            doc, schema, workload_id):
+        return "/workload/sha256", f"the workload with this sha256 is not a valid {kind} workload"
+    return doc
+
+
+def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str, ...]:
+    doc = claimed_workload(data, workload_id, "serving")
+    if isinstance(doc, tuple):
+        return doc
     load = doc["load"]
     count = planned_requests(load["pattern"], load, doc.get("quick") or {}, quick)
     if count > MAX_PLANNED:
