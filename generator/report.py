@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from epbench.core.findings import BLOCKING, SEVERITIES, Finding
+from epbench.core.paths import project_dir
 
 Status = Literal["passed", "flagged", "rejected"]
 MARKER = "<!-- epbench-validation-report -->"
@@ -156,7 +158,8 @@ class Report:
         listed = sorted(self.files, key=lambda e: order[e.status])
         for entry in listed[:_MD_MAX_FILES]:
             out.append(
-                f"| {icons[entry.status]} | {code(entry.path)} | {md(entry.kind or '?')} | "
+                f"| {icons[entry.status]} | {code(shown_path(entry.path))} | "
+                f"{md(entry.kind or '?')} | "
                 f"{md(entry.endpoint or '')} | {md(entry.workload or '')} | "
                 f"{md(entry.submitter or '')} |"
             )
@@ -176,7 +179,7 @@ class Report:
             shown = 0
             for finding in group[:_MD_MAX_FINDINGS]:
                 row = (
-                    f"| {finding.severity} | {code(finding.file)} | "
+                    f"| {finding.severity} | {code(shown_path(finding.file))} | "
                     f"{code(finding.pointer or '/')} | "
                     f"{code(finding.check)} | {md(finding.message)} | {md(finding.fix)} |"
                 )
@@ -230,3 +233,16 @@ def md(text: str, limit: int = 500) -> str:
 def code(text: str, limit: int = 200) -> str:
     """A path or id shown as code-like text, escaped the same way (no raw backticks)."""
     return f"<code>{md(text, limit)}</code>"
+
+
+def shown_path(name: str) -> str:
+    """How the Markdown report (the pull-request comment and its local preview) names a file:
+    relative to the project when it lies inside it, so a preview never shows the reader's own
+    folders; else as given. The JSON report keeps the names validation was given."""
+    path = Path(name)
+    if not path.is_absolute():
+        return name
+    try:
+        return path.resolve().relative_to(project_dir().resolve()).as_posix()
+    except (ValueError, OSError):
+        return name

@@ -336,7 +336,7 @@ def check_files(
         checked = iter(fresh)  # in the order of the files left to check
         return [item if item is not None else next(checked) for item in known]
     now = now or datetime.now(UTC)
-    items = [(path, shown_path(path)) for path in files]
+    items = [(path, str(path)) for path in files]
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if (len(items) >= POOL_MIN_FILES and workers > 1
             and _picklable(workload_semantics) and _picklable(post)):
@@ -442,16 +442,6 @@ def validate_documents(
             item.document = None
             item.derived = None
     return report, checked
-
-
-def shown_path(path: Path) -> str:
-    """How a report names a file: relative to the project when it lies inside it (a local
-    preview of the pull request comment names `results/...`, never the reader's own folders),
-    else as given."""
-    try:
-        return path.resolve().relative_to(project_dir().resolve()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def validate_paths(

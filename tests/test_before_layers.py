@@ -41,11 +41,12 @@ ADDED = {
                "ttft_ms_p90_ci_high"},
     "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path",
              "tier", "tier_reason", "confirmation", "confirmed_by",
-             "usd_per_mtok_output_at_max_tps"},
+             "usd_per_mtok_output_at_max_tps", "tps_at_target"},
     "history": {"tier", "tier_reason"},
 }
 # Issue 24: a run carries $ per M output tokens at its point of max throughput (what the
-# boards show), beside the whole-sweep average it always had.
+# boards show), beside the whole-sweep average it always had, and its throughput at the
+# default target (History's metric menu).
 # Issue 21: every table carries the provenance tier (an old result is self-reported) and why,
 # and a run its confirmation by an independent run.
 
