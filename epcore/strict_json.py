@@ -136,11 +136,6 @@ def members(document: Any) -> int:
     return _outside_strings(orjson.dumps(document)).count(b":")
 
 
-def written_members(data: bytes) -> int:
-    """How many object members well-formed JSON text writes (a duplicate key counts twice)."""
-    return _outside_strings(data).count(b":")
-
-
 def _outside_strings(data: bytes) -> bytes:
     """The brackets and colons of well-formed JSON text that lie outside its strings."""
     if b"\\" in data:

@@ -42,6 +42,11 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(out) else out
 
 
+def _plain(value: Any) -> Any:
+    """A table cell as pooled() gave it: a missing figure (NaN once in a float column) is None."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
 def newest_ranked(agentic: pd.DataFrame) -> pd.DataFrame:
     """The newest ranked result per endpoint and workload (ties: the smaller run id)."""
     if agentic.empty:
@@ -99,7 +104,8 @@ def add_suite(agentic: pd.DataFrame) -> None:
 
 def suite_rows(agentic: pd.DataFrame) -> list[dict[str, Any]]:
     """One row per endpoint with a ranked agentic result, the most reliable first: by the
-    lower end of the success interval, then the success rate, then the endpoint id."""
+    lower end of the success interval, then the success rate, then the endpoint id. The
+    figures are the ones `add_suite` pooled onto the rows (each endpoint is pooled once)."""
     if agentic.empty or "suite_success_n" not in agentic.columns:
         return []
     newest = newest_ranked(agentic)
@@ -109,7 +115,7 @@ def suite_rows(agentic: pd.DataFrame) -> list[dict[str, Any]]:
         out.append({"endpoint_id": str(endpoint), "provider": first.get("provider"),
                     "model": first.get("model"),
                     "workloads": sorted(str(w) for w in group["workload_id"]),
-                    **pooled(group.to_dict("records"))})
+                    **{column: _plain(first[column]) for column in SUITE_COLUMNS}})
     out.sort(key=lambda r: (-(r["suite_success_ci_low"] or 0.0),
                             -(r["suite_success_rate"] or 0.0), r["endpoint_id"]))
     return out

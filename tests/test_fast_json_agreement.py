@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from epbench.core.documents import MAX_DEPTH, DocumentError, parse_document
-from epbench.core.fast_json import Unusual, depth, fast_json, members, shape
+from epbench.core.fast_json import Unusual, fast_json
+from epbench.core.strict_json import depth, members, shape
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [p.read_bytes() for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]
