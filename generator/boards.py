@@ -146,7 +146,8 @@ BOARDS: dict[str, dict[str, Any]] = {
             "of its results; the “results” column says how many); picking an endpoint "
             "loads each of its results. Pick the metric above the chart. Results of each "
             "provenance tier are kept apart; self-reported ones are left out until you tick "
-            "“Include self-reported results”.",
+            "“Include self-reported results” (emulated ones, self-reported too, follow "
+            "“Include emulated results”).",
         ],
         "source": "history",
         "where": {},
