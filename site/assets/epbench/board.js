@@ -952,6 +952,7 @@
     filtered = sortedMain().filter(function (row) { return passes(row, state); });
     var t1 = performance.now();
     renderTable();
+    S.showSuitePool(S.suitePool(state.self_reported === '1', state.emulated === '1'));
     if (!board.renders && !hintDone) { hintDone = true; updateScrollHint(); }
     var t2 = performance.now();
     var runIds = new Set(filtered.map(function (r) { return r.run_id; }));
