@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from epbench.generator.number_format import fmt_pct
+
 REPORTED = "reported"
 NOT_REPORTED = "not reported by the endpoint"
 NO_INPUT = "no input tokens"
@@ -44,7 +46,8 @@ def cache_figures(points: Iterable[Mapping[str, Any]]) -> tuple[float | None, st
 
 
 def hit_rate_words(rate: float | None, status: str | None) -> str:
-    """The hit rate as a run page shows it: a percentage, or why there is none."""
+    """The hit rate as a run page shows it: a percentage (as the boards show one), or why
+    there is none."""
     if rate is not None:
-        return f"{rate * 100:.1f}%" + ("" if status == REPORTED else f" ({status})")
+        return fmt_pct(rate) + ("" if status == REPORTED else f" ({status})")
     return status or "not recorded (result written before cache figures)"

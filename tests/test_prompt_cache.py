@@ -142,7 +142,7 @@ def test_cost_prices_cache_reads_and_writes_at_the_card_s_cache_prices(project: 
     shown = dict(zip(POINT_COLUMNS, cells, strict=True))
     assert shown["cost per M output tokens"] == fmt_usd(45.6) == "$45.60"
     assert shown["cost per M output tokens without cache prices"] == "$75.00"
-    assert shown["prompt-cache hit rate"] == "60.0%"
+    assert shown["prompt-cache hit rate"] == "60%"
 
 
 def test_not_reported_stays_apart_from_zero_in_tables_downloads_and_the_run_page(
@@ -169,4 +169,4 @@ def test_not_reported_stays_apart_from_zero_in_tables_downloads_and_the_run_page
         (cells,) = result_context(doc, {"run_id": doc["run_id"], "frontier": []},
                                   root="../../")["points"]
         pages[name] = cells[hit]
-    assert pages == {"cache002": "not reported by the endpoint", "cache003": "0.0%"}
+    assert pages == {"cache002": "not reported by the endpoint", "cache003": "0%"}
