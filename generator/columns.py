@@ -20,6 +20,8 @@ THROUGHPUT = "formula-throughput"
 LATENCY = "formula-latency"
 F_MTOK = "formula-usd_per_mtok_output"
 F_POINT = "formula-point_cost_usd"
+F_CACHE = "formula-cache_block"
+F_UNCACHED = "formula-point_cost_uncached_usd"
 F_BLEND = "formula-blended_usd_per_mtok"
 F_TPD = "formula-output_tokens_per_usd"
 F_1K = "formula-usd_per_1k_requests"
@@ -117,13 +119,13 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
     "cache_hit_rate": ("Prompt-cache hit rate: cached input tokens ÷ input tokens, over the "
                        "requests whose usage reported a cached count. \"not reported by the "
                        "endpoint\" when none did: the endpoint did not say, which is not 0%.",
-                       POINT, "pct"),
+                       F_CACHE, "pct"),
     "usd_per_mtok_output_uncached_at_max_tps": ("$ per M output tokens at the point of "
                                                 "highest system throughput with every input "
                                                 "token at the card's input price: beside the "
                                                 "cost with cache prices, what the cache "
                                                 "saved (the same on an hourly card).",
-                                                F_POINT, "usd"),
+                                                F_UNCACHED, "usd"),
     "results": ("History: how many results the row stands for (one endpoint, workload and "
                 "client region on one day; its figures are their medians). Pick an endpoint "
                 "to see each result.", TABLES, "int"),

@@ -51,8 +51,9 @@ def point_cost_usd(card: Card, point: Mapping[str, Any]) -> float | None:
 def point_cost_uncached_usd(card: Card, point: Mapping[str, Any]) -> float | None:
     """USD the point would cost with no cache prices: every input token at the input price.
 
-    per-token card: request_cost_usd(card, tokens.input, tokens.output, 0, 0, tokens.reasoning)
-    hourly card:    hourly_cost_usd(card, window_s) (an hour costs the same cached or not)
+    per-token card: cost = request_cost_usd(card, tokens.input, tokens.output, 0, 0,
+                                            tokens.reasoning)
+    hourly card:    cost = hourly_cost_usd(card, window_s) (an hour costs the same cached or not)
     """
     tokens = point["tokens"]
     if is_per_token(card):
