@@ -35,8 +35,9 @@ SECTIONS: dict[str, tuple[Any, ...]] = {
     "agentic": (wilson, passk, cost.usd_per_task, cost.usd_per_successful_task,
                 cost.retry_spend_share, quality),
     "cost": (pricing.request_cost_usd, pricing.hourly_cost_usd, pricing.cost_usd,
-             cost.point_cost_usd, cost.point_cost_uncached_usd, cost.usd_per_mtok_output, cost.blended_usd_per_mtok,
-             cost.output_tokens_per_usd, cost.usd_per_1k_requests, cost.tokens_per_kwh),
+             cost.point_cost_usd, cost.point_cost_uncached_usd, cost.usd_per_mtok_output,
+             cost.blended_usd_per_mtok, cost.output_tokens_per_usd, cost.usd_per_1k_requests,
+             cost.tokens_per_kwh),
 }
 
 

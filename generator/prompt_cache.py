@@ -49,5 +49,5 @@ def hit_rate_words(rate: float | None, status: str | None) -> str:
     """The hit rate as a run page shows it: a percentage (as the boards show one), or why
     there is none."""
     if rate is not None:
-        return fmt_pct(rate) + ("" if status == REPORTED else f" ({status})")
+        return fmt_pct(rate) + ("" if status == REPORTED else f", {status}")
     return status or "not recorded (result written before cache figures)"

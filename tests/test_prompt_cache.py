@@ -19,6 +19,7 @@ from epbench.core.schema import check_schema
 from epbench.core.summary import summarize_point
 from epbench.generator.downloads import read_csv, read_table, write_tables
 from epbench.generator.number_format import fmt_usd
+from epbench.generator.prompt_cache import cache_figures, hit_rate_words
 from epbench.generator.render import POINT_COLUMNS, result_context
 from epbench.generator.tables import build_tables
 from epbench.generator.validate import validate_paths
@@ -78,6 +79,14 @@ def test_not_reported_is_null_with_its_reason_and_zero_is_a_hit_rate_of_zero() -
     partly = point_of([record(0, None), record(1, None), record(2, 8_000), record(3, 0)])
     assert partly["cache"] == {"hit_rate": 0.4, "requests": 4, "reported": 2,
                                "input": 20_000, "cached": 8_000}
+
+
+def test_a_partly_reported_rate_says_over_how_many_requests_it_was_taken() -> None:
+    partly = point_of([record(0, None), record(1, None), record(2, 8_000), record(3, 0)])
+    rate, status = cache_figures([partly])
+    assert (rate, status) == (0.4, "partly reported (2 of 4 requests)")
+    assert hit_rate_words(rate, status) == "40%, partly reported (2 of 4 requests)"
+    assert hit_rate_words(*cache_figures([{"id": "c1"}])).startswith("not recorded")
 
 
 def test_a_journal_from_before_cached_tokens_were_journaled_gives_no_cache_block() -> None:
