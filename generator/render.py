@@ -24,6 +24,7 @@ from epbench.core.paths import site_sources_dir
 from epbench.generator import cost
 from epbench.generator.checks import CHECKS
 from epbench.generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
+from epbench.generator.prompt_cache import cache_figures, hit_rate_words
 from epbench.generator.result_html import (
     head_row,
     kv_rows,
@@ -114,7 +115,10 @@ POINT_COLUMNS = [
     "TTFT p50 ms", "TTFT p90 ms", "TTFT p99 ms", "TPOT p90 ms", "ITL p90 ms", "E2E p90 ms",
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
+    # issue 25: the prompt cache (epbench.generator.prompt_cache)
+    "prompt-cache hit rate", "cost per M output tokens without cache prices",
 ]
+CACHE_CELLS = 2  # the last cells of a points row: hit rate, cost without cache prices
 _POINTS_HEAD = head_row(POINT_COLUMNS)
 # The run page's price card: each field in words (per-token prices are per million tokens).
 PRICE_LABELS = {
@@ -179,6 +183,8 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
     # One point's serving_cost(card, [point]).usd_per_mtok_output, without the run figures.
     usd = (cost.usd_per_mtok_output(cost.point_cost_usd(card, point),
                                     cost.billed_output_tokens(card, point)) if card else None)
+    uncached = (cost.usd_per_mtok_output(cost.point_cost_uncached_usd(card, point),
+                                         cost.billed_output_tokens(card, point)) if card else None)
     return [
         point.get("id"), load, requests.get("issued"), requests.get("completed"),
         requests.get("failed"), point.get("system_tps"), point.get("tps_per_user"),
@@ -187,6 +193,7 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
         e2e.get("p90"), point.get("goodput_rps"),
         tokens.get("input"), tokens.get("output"), tokens.get("source"), error_text,
         ", ".join(sorted(set(thin))) or "none", point.get("id") in frontier,
+        hit_rate_words(*cache_figures([point])), fmt_usd(uncached) if card else "—",
     ]
 
 

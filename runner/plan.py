@@ -14,8 +14,9 @@ compare with a journal); this module gives each request its own record for the r
                  `quick.time_scale`
 
 The plan is written to runs/<run-id>/plan.json. It holds each request's id, point, sequence
-number, warm-up flag, prompt length and planned arrival offset; the prompt text is rebuilt
-from (seed, request id, length) by `epbench.runner.prompts`, so `--resume` sends the same bytes.
+number, warm-up flag, prompt length, planned arrival offset and (shared prefixes) the name of
+its prefix; the prompt text is rebuilt from (seed, request id, length, prefix) by
+`epbench.runner.prompts`, so `--resume` sends the same bytes.
 Sharding ("I/N") keeps the points whose index % N == I-1.
 """
 
@@ -26,7 +27,13 @@ from typing import Any
 
 from epbench.core.errors import InputError
 from epbench.core.runspec import PointSpec, RunSpec
-from epbench.core.workload_plan import BURST_PHASES, PlannedPoint, plan_points, rate_id
+from epbench.core.workload_plan import (
+    BURST_PHASES,
+    PlannedPoint,
+    plan_points,
+    rate_id,
+    shared_prefix_key,
+)
 from epbench.runner.workload import ServingWorkload
 
 PLAN_VERSION = 1
@@ -42,6 +49,7 @@ class PlannedRequest:
     warmup: bool
     input_tokens: int
     offset_s: float | None = None  # open loop: planned arrival, seconds from the point's start
+    prefix: str | None = None  # shared prefixes: the name of the prefix this request sends
 
 
 @dataclass
@@ -133,9 +141,12 @@ def build_plan(
             )
     if workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
         raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
+    shared = workload.prompts.get("shared_prefix")
     planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
-                                 workload.prompts["input_tokens"], workload.quick, quick)
+                                 workload.prompts["input_tokens"], workload.quick, quick, shared)
     points = [_point_plan(p) for p in planned]
+    if shared:
+        name_prefixes(points, shared)
     seed = workload.seed
     return Plan(
         run_id=run_id,
@@ -162,3 +173,13 @@ def _point_plan(point: PlannedPoint) -> PointPlan:
     return PointPlan(id=point.id, index=point.index, requests=requests,
                      concurrency=point.concurrency, rate=point.rate, phase=point.phase,
                      start_s=point.start_s, end_s=point.end_s)
+
+
+# --- shared prefixes (prompts.shared_prefix) ---
+def name_prefixes(points: list[PointPlan], shared: dict[str, Any]) -> None:
+    """Name each request's prefix (epbench.core.workload_plan.shared_prefix_key), in place."""
+    for point in points:
+        warmup = sum(1 for r in point.requests if r.warmup)
+        for r in point.requests:
+            r.prefix = shared_prefix_key(point.id, r.seq, warmup, shared)
+# --- end of shared prefixes ---

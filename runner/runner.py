@@ -43,11 +43,18 @@ def request_body(
     length fitted to the endpoint when a calibration is given, else one word per requested
     token."""
     model = endpoint.get("model") or {}
-    words = (calibration or Calibration()).words_for(req.input_tokens)
+    fit = calibration or Calibration()
+    words = fit.words_for(req.input_tokens)
+    prefix = None
+    shared = workload.prompts.get("shared_prefix")
+    if shared and req.prefix:  # the planned length counts the prefix's tokens too
+        prefix_words = fit.words_within(int(shared["tokens"]))
+        prefix = (req.prefix, prefix_words)
+        words = max(1, words - prefix_words)
     body: dict[str, Any] = {
         "model": model.get("name", "default"),
         "messages": messages(
-            workload.seed, req.request_id, words, workload.prompts.get("system_prompt")
+            workload.seed, req.request_id, words, workload.prompts.get("system_prompt"), prefix
         ),
         "max_tokens": workload.max_tokens,
         "stream": True,

@@ -108,7 +108,8 @@ def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str
         return ("/workload", f"the workload plans {count:.0f} requests; validation rebuilds "
                 f"plans of up to {MAX_PLANNED}", "split the workload into smaller ones")
     points, burst = plan_points(load["pattern"], int(doc["seed"]), load,
-                                doc["prompts"]["input_tokens"], doc.get("quick") or {}, quick)
+                                doc["prompts"]["input_tokens"], doc.get("quick") or {}, quick,
+                                doc["prompts"].get("shared_prefix"))
     return Expected(doc, points, burst)
 
 
