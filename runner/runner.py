@@ -3,8 +3,8 @@
     closed loop (concurrency)  warm-up requests first (at most `c` at once, to completion),
                                then `c` workers share the measured requests: each sends its
                                next one as soon as its last one finished
-    open loop (poisson, burst) one timeline per point (one for the whole burst): each request
-                               is started at t0 + its planned offset whether or not earlier
+    open loop (poisson, burst, one timeline per point (one for the whole burst): each request
+               trace)          is started at t0 + its planned offset whether or not earlier
                                ones finished; `t_scheduled_ns` is that planned instant, so
                                schedule delay and latency from it are measured
 
@@ -27,6 +27,7 @@ from epbench.runner.plan import Plan, PlannedRequest, PointPlan
 from epbench.runner.progress import PointProgress
 from epbench.runner.prompts import messages
 from epbench.runner.retry import SERVING_RETRYABLE, RetryPolicy, send_with_retries
+from epbench.runner.trace_prompts import trace_prompt
 from epbench.runner.workload import ServingWorkload
 
 _clock = time.perf_counter_ns
@@ -43,13 +44,16 @@ def request_body(
     length fitted to the endpoint when a calibration is given, else one word per requested
     token."""
     model = endpoint.get("model") or {}
-    words = (calibration or Calibration()).words_for(req.input_tokens)
+    fit = calibration or Calibration()
+    words = fit.words_for(req.input_tokens)
+    if req.hash_ids is not None:  # a Mooncake trace: the trace's prefix blocks
+        chat = trace_messages(workload.seed, req, words, fit, workload.prompts.get("system_prompt"))
+    else:
+        chat = messages(workload.seed, req.request_id, words, workload.prompts.get("system_prompt"))
     body: dict[str, Any] = {
         "model": model.get("name", "default"),
-        "messages": messages(
-            workload.seed, req.request_id, words, workload.prompts.get("system_prompt")
-        ),
-        "max_tokens": workload.max_tokens,
+        "messages": chat,
+        "max_tokens": req.max_tokens or workload.max_tokens,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -59,6 +63,16 @@ def request_body(
     if workload.prompts.get("ignore_eos"):
         body["ignore_eos"] = True
     return body
+
+
+def trace_messages(seed: int, req: PlannedRequest, words: int, fit: Calibration,
+                   system_prompt: str | None) -> list[dict[str, str]]:
+    """The chat messages of a Mooncake trace request (epbench.runner.trace_prompts)."""
+    per_word = fit.tokens_per_word if fit.source == "usage" else 1.0
+    overhead = fit.overhead_tokens if fit.source == "usage" else 0.0
+    text = trace_prompt(seed, req.request_id, req.hash_ids or (), words, per_word, overhead)
+    out = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*out, {"role": "user", "content": text}]
 
 
 def make_record(
@@ -87,6 +101,7 @@ def make_record(
         "input_tokens": res.input_tokens,
         "input_source": res.input_source or "planned",
         "input_requested": req.input_tokens,
+        **({} if req.max_tokens is None else {"output_requested": req.max_tokens}),
         "output_tokens": res.output_tokens,
         "token_source": res.token_source,
         "reasoning_tokens": res.reasoning_tokens,
@@ -143,9 +158,11 @@ class ServingRunner:
         return self.sent
 
     async def _one(
-        self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
+        self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress,
+        body: dict[str, Any] | None = None,
     ) -> None:
-        body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
+        if body is None:
+            body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
         sends: list[ChatResponse] = []
         retried = await send_with_retries(
             lambda: self.ctx.client.chat(body, request_id=req.request_id),
@@ -194,10 +211,13 @@ class ServingRunner:
         try:
             for req in pending:
                 target = t0 + round(((req.offset_s or 0.0) - shift) * 1e9)
+                # Built before its instant: the lag a request shows is the loop's, not the
+                # time its prompt took to write (a 4k-token prompt is ~0.5 ms of words).
+                body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
                 delay = target - _clock()
                 if delay > 0:
                     await asyncio.sleep(delay / 1e9)
-                tasks.append(asyncio.create_task(self._one(req, target, bar)))
+                tasks.append(asyncio.create_task(self._one(req, target, bar, body)))
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
