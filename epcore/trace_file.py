@@ -115,7 +115,8 @@ def _mooncake(data: bytes, name: str) -> Trace:
         if not isinstance(row, dict):
             raise _fail(name, number, "not a JSON object")
         stamp = row.get("timestamp")
-        if type(stamp) not in (int, float) or not math.isfinite(stamp) or stamp < 0:
+        if not isinstance(stamp, int | float) or isinstance(stamp, bool) \
+                or not math.isfinite(stamp) or stamp < 0:
             raise _fail(name, number, f"timestamp must be milliseconds >= 0, not "
                                       f"{str(stamp)[:40]!r}")
         seconds = float(stamp) / 1000.0

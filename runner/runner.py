@@ -86,8 +86,9 @@ def make_record(
     """One journal line (epbench.core.journal_records.RequestLine).
 
     `input_tokens` is the endpoint's own count (`input_source: usage`) or null; the planned
-    length is `input_requested` and is never written where a measured count belongs."""
-    return {
+    length is `input_requested` and is never written where a measured count belongs; a trace
+    request's planned output length is `output_requested`."""
+    record: RequestLine = {
         "request_id": req.request_id,
         "point": req.point,
         "seq": req.seq,
@@ -101,7 +102,6 @@ def make_record(
         "input_tokens": res.input_tokens,
         "input_source": res.input_source or "planned",
         "input_requested": req.input_tokens,
-        **({} if req.max_tokens is None else {"output_requested": req.max_tokens}),
         "output_tokens": res.output_tokens,
         "token_source": res.token_source,
         "reasoning_tokens": res.reasoning_tokens,
@@ -123,6 +123,9 @@ def make_record(
         "tool_calls": res.tool_calls,
         "sse_events": res.sse_events,
     }
+    if req.max_tokens is not None:
+        record["output_requested"] = req.max_tokens
+    return record
 
 
 class ServingRunner:
