@@ -30,7 +30,8 @@ def trace_view(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
     load = doc.get("load") if isinstance(doc, dict) else None
     if not isinstance(load, dict) or load.get("pattern") != "trace":
         return None
-    block = load.get("trace") if isinstance(load.get("trace"), dict) else {}
+    found = load.get("trace")
+    block: dict[str, Any] = found if isinstance(found, dict) else {}
     view: dict[str, Any] = {"source": block.get("source") or {}, "path": block.get("path"),
                             "format": block.get("format"), "problem": "", "charts": []}
     try:
