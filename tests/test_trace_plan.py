@@ -180,3 +180,27 @@ def test_the_validator_refuses_a_trace_plan_when_the_trace_file_changed(tmp_path
                               "trace-mooncake-chat:/load/trace/sha256: workloads/traces/"
                               "mooncake-conversation-first500.jsonl has sha256")
     assert yaml.safe_load(workload.read_text())["load"]["trace"]["sha256"] in message
+
+
+# --- `epbench validate` on the workloads folder ---------------------------------------------
+
+def test_validate_accepts_traces_beside_their_workloads_and_rejects_a_wrong_sha_or_stray_file(
+        tmp_path):
+    from epbench.generator.validate import validate_paths
+
+    workload = _project(tmp_path, AZURE)
+    shutil.copy(ROOT / "workloads" / "traces" / "README.md", tmp_path / "workloads" / "traces")
+    shutil.copy(ROOT / "workloads" / "traces" / "LICENSE-Apache-2.0.txt",
+                tmp_path / "workloads" / "traces")
+    report = validate_paths([tmp_path / "workloads"])
+    assert report.findings == [] and len(report.files) == 1  # traces are data, not documents
+
+    (tmp_path / "workloads" / "traces" / "notes.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "workloads" / "serving" / "rows.csv").write_text("x", encoding="utf-8")
+    doc = load_document(workload)
+    doc["load"]["trace"]["sha256"] = "0" * 64
+    workload.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    found = {(f.check, Path(f.file).name, f.pointer) for f in
+             validate_paths([tmp_path / "workloads"]).findings}
+    assert found == {("file.unknown", "notes.txt", ""), ("file.unknown", "rows.csv", ""),
+                     ("workload.trace", "trace-azure-code.yaml", "/load/trace/sha256")}
