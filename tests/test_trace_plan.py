@@ -204,3 +204,14 @@ def test_validate_accepts_traces_beside_their_workloads_and_rejects_a_wrong_sha_
              validate_paths([tmp_path / "workloads"]).findings}
     assert found == {("file.unknown", "notes.txt", ""), ("file.unknown", "rows.csv", ""),
                      ("workload.trace", "trace-azure-code.yaml", "/load/trace/sha256")}
+
+
+def test_a_trace_plan_survives_plan_json_so_resume_sends_the_same_requests():
+    import json as json_module
+
+    from epbench.runner.plan import Plan
+
+    plan = build_plan(load_serving_workload(MOONCAKE), "r", quick=True)
+    again = Plan.from_json(json_module.loads(json_module.dumps(plan.to_json())))
+    assert again.points[0].requests == plan.points[0].requests
+    assert again.spec().points == plan.spec().points and again.pattern == "trace"
