@@ -215,3 +215,21 @@ def test_a_trace_plan_survives_plan_json_so_resume_sends_the_same_requests():
     again = Plan.from_json(json_module.loads(json_module.dumps(plan.to_json())))
     assert again.points[0].requests == plan.points[0].requests
     assert again.spec().points == plan.spec().points and again.pattern == "trace"
+
+
+def test_an_open_loop_send_never_wakes_before_its_instant():
+    import time
+
+    from epbench.runner.loop import run_async
+    from epbench.runner.runner import _sleep_until
+
+    async def wake_ups() -> list[int]:
+        early = []
+        for k in range(40):
+            target = time.perf_counter_ns() + 2_000_000 + 97_000 * k
+            await _sleep_until(target)
+            early.append(time.perf_counter_ns() - target)
+        return early
+
+    lags = run_async(wake_ups())
+    assert min(lags) >= 0, lags  # uvloop's millisecond timers alone woke up to 1 ms early
