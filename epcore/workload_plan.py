@@ -47,6 +47,9 @@ class PlannedPoint:
     phase: str | None = None
     start_s: float | None = None
     end_s: float | None = None
+    # trace plans (epbench.core.trace_plan): each request's output length and prefix blocks
+    outputs: array | None = None
+    hash_ids: list[tuple[int, ...]] | None = None
 
     @property
     def count(self) -> int:

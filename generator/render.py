@@ -245,6 +245,22 @@ def _agentic_context(agentic: dict[str, Any]) -> dict[str, Any]:
             "tasks_html": task_rows(tasks)}
 
 
+def arrival_lag(points: Any) -> list[dict[str, Any]]:
+    """Open-loop points (Poisson, burst, trace): how far behind its scheduled instant each
+    request was sent (`schedule_delay_ms`), and TTFT counted from that instant."""
+    out = []
+    for point in points:
+        lag = point.get("schedule_delay_ms") if isinstance(point, dict) else None
+        if not isinstance(lag, dict):
+            continue
+        ttft = point.get("ttft_from_scheduled_ms") or _EMPTY
+        out.append({"point": point.get("id"), "n": lag.get("n"), "p50": lag.get("p50"),
+                    "p90": lag.get("p90"), "p99": lag.get("p99"),
+                    "insufficient": ", ".join(lag.get("insufficient") or ()) or "none",
+                    "ttft_p50": ttft.get("p50"), "ttft_p99": ttft.get("p99")})
+    return out
+
+
 def run_command(doc: dict[str, Any]) -> str:
     """The `epbench run` command that reproduces a result (ids are schema-checked slugs)."""
     parts = ["epbench", "run", "--endpoint", str(doc["endpoint"]["id"]),
@@ -330,6 +346,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "points_html": point_rows(points),
         "pareto_html": pareto_line(doc.get("pareto") or ()),
         "burst": doc.get("burst"),
+        "lag": arrival_lag(doc.get("points") or ()),
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
         "quality": row.get("quality"),
         "quality_below": row.get("quality_below"),

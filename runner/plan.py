@@ -12,6 +12,9 @@ compare with a journal); this module gives each request its own record for the r
                  recovery (base rate); arrivals are exponential gaps at the rate of the phase
                  the previous arrival fell in; --quick multiplies the phase lengths by
                  `quick.time_scale`
+    trace        one point, `trace`: a window of a request trace at its (scaled) arrival
+                 times, each request with the trace's input and output lengths (capped) and,
+                 Mooncake, its prefix-block hash ids (epbench.core.trace_plan)
 
 The plan is written to runs/<run-id>/plan.json. It holds each request's id, point, sequence
 number, warm-up flag, prompt length, planned arrival offset and (shared prefixes) the name of
@@ -27,6 +30,7 @@ from typing import Any
 
 from epbench.core.errors import InputError
 from epbench.core.runspec import PointSpec, RunSpec
+from epbench.core.trace_plan import load_trace, project_root, trace_point
 from epbench.core.workload_plan import (
     BURST_PHASES,
     PlannedPoint,
@@ -50,6 +54,8 @@ class PlannedRequest:
     input_tokens: int
     offset_s: float | None = None  # open loop: planned arrival, seconds from the point's start
     prefix: str | None = None  # shared prefixes: the name of the prefix this request sends
+    max_tokens: int | None = None  # trace: this request's output length (else the workload's)
+    hash_ids: list[int] | None = None  # Mooncake trace: the request's 512-token prefix blocks
 
 
 @dataclass
@@ -139,11 +145,15 @@ def build_plan(
             raise InputError(
                 f"--shard {shard}: a burst is one timeline and cannot be split; run it whole"
             )
-    if workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
-        raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
     shared = workload.prompts.get("shared_prefix")
-    planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
-                                 workload.prompts["input_tokens"], workload.quick, quick, shared)
+    if workload.pattern == "trace":
+        planned, burst = [_trace_point(workload, quick)], None
+    elif workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
+        raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
+    else:
+        planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
+                                     workload.prompts["input_tokens"], workload.quick, quick,
+                                     shared)
     points = [_point_plan(p) for p in planned]
     if shared:
         name_prefixes(points, shared)
@@ -161,13 +171,23 @@ def build_plan(
     )
 
 
+def _trace_point(workload: ServingWorkload, quick: bool) -> PlannedPoint:
+    """The one point of a trace replay (epbench.core.trace_plan), from the trace file the
+    workload names, its sha256 checked."""
+    where = str(workload.path)
+    trace = load_trace(workload.load["trace"], project_root(workload.path), where)
+    return trace_point(workload.load, trace, workload.max_tokens, workload.quick, quick, where)
+
+
 def _point_plan(point: PlannedPoint) -> PointPlan:
     """The runner's view of a planned point: one PlannedRequest per request."""
-    offsets = point.offsets
+    offsets, outputs, blocks = point.offsets, point.outputs, point.hash_ids
     requests = [
         PlannedRequest(request_id=point.request_id(seq), point=point.id, seq=seq,
                        warmup=seq < point.warmup, input_tokens=int(length),
-                       offset_s=None if offsets is None else offsets[seq])
+                       offset_s=None if offsets is None else offsets[seq],
+                       max_tokens=None if outputs is None else int(outputs[seq]),
+                       hash_ids=None if blocks is None else list(blocks[seq]))
         for seq, length in enumerate(point.lengths)
     ]
     return PointPlan(id=point.id, index=point.index, requests=requests,

@@ -378,8 +378,9 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True,
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(copy_doc), encoding="utf-8")
     write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
-    for kind in ("serving", "agentic"):
-        # every shipped workload, those in sub-folders (agentic/bfcl/) too
+    for kind in ("serving", "agentic", "traces"):
+        # every shipped workload, those in sub-folders (agentic/bfcl/) too, and the traces
+        # the trace workloads replay
         shutil.copytree(ROOT / "workloads" / kind, folder / "workloads" / kind,
                         dirs_exist_ok=True)
     write_project_files(folder)

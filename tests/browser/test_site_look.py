@@ -41,6 +41,7 @@ PAGE_TYPES = {
     "workload-serving": "workloads/chat-short/",
     "workload-agentic": "workloads/tool-lookup/",
     "workload-empty": "workloads/retail-refund/",
+    "workload-trace": "workloads/trace-azure-code/",
 }
 # The header tab each page type belongs to (pages outside the navigation name theirs).
 ACTIVE_TAB = {"home": "Home", "serving": "Serving", "agentic": "Agentic", "cost": "Cost",
@@ -48,13 +49,16 @@ ACTIVE_TAB = {"home": "Home", "serving": "Serving", "agentic": "Agentic", "cost"
               "methodology": "Methodology", "schemas": "Methodology", "guide": "Submit",
               "run-serving": "Serving", "run-agentic": "Agentic", "endpoint": "Serving",
               "workload-serving": "Workloads", "workload-agentic": "Workloads",
-              "workload-empty": "Workloads"}
+              "workload-empty": "Workloads", "workload-trace": "Workloads"}
 MARKUP_AS_TEXT = ("<div", "<table", "<span", "&lt;")
 
 
 def _ready(page: Any) -> None:
     if page.query_selector("#epb-board"):
         wait_for_board(page)
+    if page.query_selector("#epb-trace-charts"):
+        page.wait_for_function("() => document.querySelectorAll('#epb-trace-charts "
+                               "[data-ready]').length === 3", timeout=30000)
     if page.query_selector("#epb-buyer"):
         page.wait_for_function(
             "() => { const d = document.getElementById('epb-buyer').dataset;"
