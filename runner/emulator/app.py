@@ -103,6 +103,7 @@ class EmulatorApp:
             return
         p = plan(state, raw, body, api)
         record.stream, record.prompt_tokens, record.fault = p.stream, p.prompt_tokens, p.fault
+        record.cached_tokens = p.tally.cache_read if p.tally is not None else 0
         state.records.append(record)
         if p.fault is not None:
             state.faults[p.fault] += 1

@@ -36,6 +36,7 @@ class RequestRecord:
     status: int = 0
     fault: str | None = None
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens read from the prefix cache (prompt_cache on)
     completion_tokens: int = 0  # content-bearing chunks (or script tokens) actually sent
     stream: bool = False
     disconnected: bool = False  # the client went away before the response was complete
