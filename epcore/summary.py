@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from epbench.core.conversation_summary import conversation_block, is_conversation
 from epbench.core.journal_columns import smallest_code
 from epbench.core.metrics import burst as burst_metrics
 from epbench.core.metrics import latency, pareto, throughput
@@ -208,9 +209,14 @@ def summarize_point(
     )
     if any("input_source" in r for r in measured):  # journals written before it: as then
         out["tokens"]["input_source"] = _input_source(measured, measured_input)
+    conversation = is_conversation(measured)
+    if conversation:  # only a first turn's input is the planned message alone
+        measured_input = [r for r in measured_input if r.get("turn") == 0]
     calibration = input_calibration(measured_input)
     if calibration is not None:
         out["input_calibration"] = calibration
+    if conversation:
+        out["conversation"] = conversation_block(records, base)
     return out
 
 

@@ -8,6 +8,8 @@ its plan from (epbench.runner.plan) and `epbench validate` rebuilds to compare w
     burst        three points on one timeline: base, spike (base x factor), recovery;
                  arrivals are exponential gaps at the rate of the phase the previous arrival
                  fell in; --quick multiplies the phase lengths by `quick.time_scale`
+    conversation sessions of several turns (epbench.core.conversation_plan): one request per
+                 turn, session by session
 
 A point holds its request count, warm-up count, prompt lengths (`array('i')`) and, open loop,
 planned offsets (`array('d')`): about 12 bytes a request, so a plan of a million requests
@@ -40,6 +42,8 @@ class PlannedPoint:
     phase: str | None = None
     start_s: float | None = None
     end_s: float | None = None
+    # conversation points: each request's session, turn and think time (conversation_plan)
+    conversation: Any = None
 
     @property
     def count(self) -> int:
@@ -67,6 +71,12 @@ def draw_length(dist: Mapping[str, Any], rng: random.Random) -> int:
     normal/lognormal use `mean` and `stddev` of the lengths themselves; every draw is clipped
     to [min, max] when given and is at least 1.
     """
+    return max(1, round(draw_value(dist, rng)))
+
+
+def draw_value(dist: Mapping[str, Any], rng: random.Random) -> float:
+    """One value from a workload `distribution`, clipped to [min, max] when given (not
+    rounded: a conversation's think times are seconds)."""
     kind = dist["distribution"]
     low = dist.get("min")
     high = dist.get("max")
@@ -90,13 +100,16 @@ def draw_length(dist: Mapping[str, Any], rng: random.Random) -> int:
         value = max(value, float(low))
     if high is not None:
         value = min(value, float(high))
-    return max(1, round(value))
+    return value
 
 
 def planned_requests(pattern: str, load: Mapping[str, Any], quick_block: Mapping[str, Any],
                      quick: bool) -> float:
     """How many requests the plan holds (burst: the expected count), without drawing it."""
     q = quick_block if quick else {}
+    if pattern == "conversation":
+        from epbench.core.conversation_plan import planned_turns  # it builds PlannedPoints
+        return planned_turns(load, q)
     if pattern in ("concurrency", "poisson"):
         n = int(q.get("requests_per_point", load["requests_per_point"]))
         warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
@@ -118,6 +131,9 @@ def plan_points(
     q = quick_block if quick else {}
     if pattern == "burst":
         return _burst_points(seed, load, lengths, float(q.get("time_scale", 1.0)) if quick else 1.0)
+    if pattern == "conversation":
+        from epbench.core.conversation_plan import conversation_points  # it builds PlannedPoints
+        return conversation_points(seed, load, lengths, q), None
     n = int(q.get("requests_per_point", load["requests_per_point"]))
     warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
     points: list[PlannedPoint] = []

@@ -12,6 +12,9 @@ compare with a journal); this module gives each request its own record for the r
                  recovery (base rate); arrivals are exponential gaps at the rate of the phase
                  the previous arrival fell in; --quick multiplies the phase lengths by
                  `quick.time_scale`
+    conversation sessions of several turns, one request per turn, each with its session,
+                 turn and think time (epbench.core.conversation_plan; epbench.runner.conversation
+                 sends them)
 
 The plan is written to runs/<run-id>/plan.json. It holds each request's id, point, sequence
 number, warm-up flag, prompt length and planned arrival offset; the prompt text is rebuilt
@@ -30,6 +33,7 @@ from epbench.core.workload_plan import BURST_PHASES, PlannedPoint, plan_points, 
 from epbench.runner.workload import ServingWorkload
 
 PLAN_VERSION = 1
+_CONVERSATION_FIELDS = ("session", "turn", "think_s")
 __all__ = ["BURST_PHASES", "Plan", "PlannedRequest", "PointPlan", "build_plan", "parse_shard",
            "rate_id"]
 
@@ -42,6 +46,11 @@ class PlannedRequest:
     warmup: bool
     input_tokens: int
     offset_s: float | None = None  # open loop: planned arrival, seconds from the point's start
+    # --- conversation turns (epbench.core.conversation_plan); None for other patterns ---
+    session: int | None = None
+    turn: int | None = None
+    think_s: float | None = None
+    # --- end of conversation turns ---
 
 
 @dataclass
@@ -79,7 +88,13 @@ class Plan:
         return [p for p in self.points if p.index % count == index - 1]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        doc = asdict(self)
+        if self.pattern != "conversation":  # plans of other patterns stay as they were
+            for point in doc["points"]:
+                for request in point["requests"]:
+                    for key in _CONVERSATION_FIELDS:
+                        request.pop(key, None)
+        return doc
 
     def spec(self, slo: dict[str, float] | None = None) -> RunSpec:
         """What the summarizer needs of this plan's selected points (epbench.core.runspec)."""
@@ -131,7 +146,8 @@ def build_plan(
             raise InputError(
                 f"--shard {shard}: a burst is one timeline and cannot be split; run it whole"
             )
-    if workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
+    # the schema admits no other pattern
+    if workload.pattern not in ("concurrency", "poisson", "burst", "conversation"):
         raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
     planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
                                  workload.prompts["input_tokens"], workload.quick, quick)
@@ -159,6 +175,11 @@ def _point_plan(point: PlannedPoint) -> PointPlan:
                        offset_s=None if offsets is None else offsets[seq])
         for seq, length in enumerate(point.lengths)
     ]
+    turns = point.conversation
+    if turns is not None:
+        for seq, req in enumerate(requests):
+            req.session, req.turn = turns.session[seq], turns.turn[seq]
+            req.think_s = turns.think_s[seq]
     return PointPlan(id=point.id, index=point.index, requests=requests,
                      concurrency=point.concurrency, rate=point.rate, phase=point.phase,
                      start_s=point.start_s, end_s=point.end_s)
