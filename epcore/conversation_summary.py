@@ -66,7 +66,8 @@ def conversation_block(records: Sequence[Mapping[str, Any]], seed: int) -> dict[
         })
     later = [r for t, group in by_turn.items() if t > 0 for r in group if r["class"] == OK]
     later_ttft = summarize(_ttfts(later), seed=seed + 19)
-    first = turns[0]["ttft_ms"]["p50"] if turns and turns[0]["turn"] == 0 else None
+    first = by_turn.get(0) and summarize(_ttfts([r for r in by_turn[0] if r["class"] == OK]),
+                                         seed=None)["p50"]
     ratio = None
     if first and later_ttft["p50"] is not None:
         ratio = round(later_ttft["p50"] / first, _DIGITS)

@@ -8,8 +8,9 @@ its plan from (epbench.runner.plan) and `epbench validate` rebuilds to compare w
     burst        three points on one timeline: base, spike (base x factor), recovery;
                  arrivals are exponential gaps at the rate of the phase the previous arrival
                  fell in; --quick multiplies the phase lengths by `quick.time_scale`
-    conversation sessions of several turns (epbench.core.conversation_plan): one request per
-                 turn, session by session
+    conversation sessions of several turns: epbench.core.conversation_plan, which builds its
+                 points with PlannedPoint (`conversation` holds each request's session and
+                 turn); `plan_points` and `planned_requests` callers dispatch to it
 
 A point holds its request count, warm-up count, prompt lengths (`array('i')`) and, open loop,
 planned offsets (`array('d')`): about 12 bytes a request, so a plan of a million requests
@@ -107,9 +108,6 @@ def planned_requests(pattern: str, load: Mapping[str, Any], quick_block: Mapping
                      quick: bool) -> float:
     """How many requests the plan holds (burst: the expected count), without drawing it."""
     q = quick_block if quick else {}
-    if pattern == "conversation":
-        from epbench.core.conversation_plan import planned_turns  # it builds PlannedPoints
-        return planned_turns(load, q)
     if pattern in ("concurrency", "poisson"):
         n = int(q.get("requests_per_point", load["requests_per_point"]))
         warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
@@ -131,9 +129,6 @@ def plan_points(
     q = quick_block if quick else {}
     if pattern == "burst":
         return _burst_points(seed, load, lengths, float(q.get("time_scale", 1.0)) if quick else 1.0)
-    if pattern == "conversation":
-        from epbench.core.conversation_plan import conversation_points  # it builds PlannedPoints
-        return conversation_points(seed, load, lengths, q), None
     n = int(q.get("requests_per_point", load["requests_per_point"]))
     warm = int(q.get("warmup_requests", load.get("warmup_requests", 0)))
     points: list[PlannedPoint] = []

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from epbench.core.conversation_plan import conversation_points
 from epbench.core.errors import InputError
 from epbench.core.runspec import PointSpec, RunSpec
 from epbench.core.workload_plan import BURST_PHASES, PlannedPoint, plan_points, rate_id
@@ -149,8 +150,13 @@ def build_plan(
     # the schema admits no other pattern
     if workload.pattern not in ("concurrency", "poisson", "burst", "conversation"):
         raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
-    planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
-                                 workload.prompts["input_tokens"], workload.quick, quick)
+    if workload.pattern == "conversation":
+        planned, burst = conversation_points(workload.seed, workload.load,
+                                             workload.prompts["input_tokens"],
+                                             workload.quick if quick else {}), None
+    else:
+        planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
+                                     workload.prompts["input_tokens"], workload.quick, quick)
     points = [_point_plan(p) for p in planned]
     seed = workload.seed
     return Plan(
