@@ -32,6 +32,7 @@ from typing import Any
 
 from epbench.core.errors import RunError
 from epbench.core.journal_file import Journal
+from epbench.core.journal_records import ConversationLine
 from epbench.runner.agentic.assemble import assemble
 from epbench.runner.client import ChatResponse
 from epbench.runner.plan import PlannedRequest, PointPlan
@@ -164,13 +165,13 @@ class ConversationRunner:
             if res.ok:
                 self.store.append({"request_id": req.request_id, "text": answer})
             scheduled = target if t_start is not None else None
-            record: dict[str, Any] = dict(
-                make_record(req, res, scheduled, attempts, retry_s, retry_tokens))
-            record.update(
-                session=req.session, turn=req.turn, history_messages=len(history),
-                history_chars=sum(len(m["content"]) for m in history),
-                message_chars=len(user["content"]), answer_chars=len(answer),
-            )
+            record: ConversationLine = {
+                **make_record(req, res, scheduled, attempts, retry_s, retry_tokens),
+                "session": int(req.session or 0), "turn": int(req.turn or 0),
+                "history_messages": len(history),
+                "history_chars": sum(len(m["content"]) for m in history),
+                "message_chars": len(user["content"]), "answer_chars": len(answer),
+            }
             self.ctx.journal.append(record)
             self.serving.sent += 1
             bar.update(record)

@@ -23,7 +23,10 @@ import yaml
 from epbench.core import evidence
 from epbench.core.conversation_plan import conversation_points
 from epbench.core.journal_file import Journal
+from epbench.core.journal_records import ConversationLine
 from epbench.core.schema import check_schema
+from epbench.generator.number_format import fmt_number
+from epbench.generator.render import render, result_context
 from epbench.generator.submit import submit_run
 from epbench.generator.validate import validate_paths
 from epbench.runner.client import EndpointClient
@@ -152,6 +155,7 @@ def test_each_turn_sends_the_whole_history_with_the_answers_it_streamed_back(
     assert [(r["turn"], r["history_messages"], r["class"]) for r in lines] == [
         (0, 0, "ok"), (1, 2, "ok"), (2, 4, "http_5xx"), (3, 4, "ok")]
     assert lines[3]["history_chars"] == sum(len(m["content"]) for m in seen[3][1:-1])
+    assert all(set(line) == set(ConversationLine.__annotations__) for line in lines)
     journal_text = (tmp_path / "events.jsonl").read_text()
     assert users[1]["content"] not in journal_text and answers["c1-00000"] not in journal_text
 
@@ -222,6 +226,17 @@ def test_a_conversation_run_on_the_emulator_grows_its_history_and_reports_figure
     ratio = block["later_turns"]["ttft_ms"]["p50"] / block["turns"][0]["ttft_ms"]["p50"]
     assert block["ttft_p50_later_over_first"] == pytest.approx(ratio, rel=1e-5)
     assert point["input_calibration"]["samples"] == 4  # first turns only
+    # the run page shows a row per turn and the sessions' figures
+    row = {"run_id": result["run_id"], "disclosure_score": 1.0, "rankable": False,
+           "result_path": "results/x.json"}
+    page = render("result.html.j2", **result_context(result, row, root="../../"))
+    for turn in block["turns"]:
+        assert (f"<tr><td>{turn['turn'] + 1}</td><td>4</td><td>4</td>"
+                f"<td>{fmt_number(turn['ttft_ms']['p50'])}</td>"
+                f"<td>{fmt_number(turn['ttft_ms']['p90'])}</td>"
+                f"<td>{fmt_number(turn['input_tokens']['p50'])}</td>") in page
+    assert "Sessions: 4 (4 with every turn completed); turns completed per session p50 4;" \
+        in page
     path, report = submit_run(run_dir, "tester", None, "independent",
                               tmp_path / "project" / "results")
     assert not [f for f in report.findings if f.severity.startswith("reject")], \
