@@ -301,3 +301,40 @@ def test_a_killed_conversation_run_resumes_its_half_finished_sessions(tmp_path: 
                               tmp_path / "project" / "results")
     assert not [f for f in report.findings if f.severity.startswith("reject")], \
         report.render("text")
+
+
+@pytest.mark.integration
+def test_sessions_arriving_at_a_rate_start_on_schedule_and_each_turn_waits_its_think_time(
+    tmp_path: Path,
+) -> None:
+    doc = workload_doc(sessions_per_point=5, warmup_sessions=0,
+                       turns={"distribution": "fixed", "value": 3})
+    del doc["load"]["concurrency"]
+    doc["load"]["session_rates_rps"] = [5.0]
+    with running_emulator({"chars_per_token": 1.0, "ttft_ms": 5, "tpot_ms": 2,
+                           "jitter": 0.0}) as emulator:
+        endpoint, workload = emulator_files(tmp_path, emulator.base_url, doc)
+        done = subprocess.run(command(endpoint, workload, tmp_path / "runs"), env=env(),
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = [p.parent for p in (tmp_path / "runs").glob("*/result.json")]
+    lines = check_histories(run_dir)
+    plan = json.loads((run_dir / "plan.json").read_text())
+    planned = {r["request_id"]: r for p in plan["points"] for r in p["requests"]}
+    firsts = sorted((r for r in lines if r["turn"] == 0), key=lambda r: r["session"])
+    start0, offset0 = firsts[0]["t_scheduled_ns"], planned[firsts[0]["request_id"]]["offset_s"]
+    for line in firsts:  # sessions start at their planned offsets
+        offset = planned[line["request_id"]]["offset_s"] - offset0
+        assert line["t_scheduled_ns"] - start0 == pytest.approx(offset * 1e9, abs=1e3)
+    by_id = {(r["session"], r["turn"]): r for r in lines}
+    for line in lines:
+        assert line["t_send_ns"] >= line["t_scheduled_ns"]
+        if line["turn"] > 0:  # scheduled at the previous answer's end plus the think time
+            think = planned[line["request_id"]]["think_s"]
+            previous = by_id[(line["session"], line["turn"] - 1)]
+            assert 0.05 <= think <= 0.15
+            assert line["t_scheduled_ns"] - previous["t_done_ns"] == round(think * 1e9)
+    result = json.loads((run_dir / "result.json").read_text())
+    (point,) = result["points"]
+    assert point["rate"] == 5.0 and point["schedule_delay_ms"]["n"] == 15
+    assert point["conversation"]["sessions"]["count"] == 5
