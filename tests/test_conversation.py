@@ -210,6 +210,7 @@ def test_a_conversation_run_on_the_emulator_grows_its_history_and_reports_figure
     (run_dir,) = [p.parent for p in (tmp_path / "runs").glob("*/result.json")]
     lines = check_histories(run_dir)
     assert len(lines) == 5 * 4 and {r["class"] for r in lines} == {"ok"}
+    assert "c2 by turn (ttft p50 ms, input tokens): 1: " in done.stdout, done.stdout
     result = json.loads((run_dir / "result.json").read_text())
     (point,) = result["points"]
     block = point["conversation"]
