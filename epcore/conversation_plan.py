@@ -9,17 +9,22 @@
       warmup_sessions: 1        sessions run to completion before the measured ones
       turns: {distribution...}  turns per session (rounded, 1 to MAX_TURNS)
       think_time_s: {...}       seconds between an answer and the next user message
+      session_context_tokens:   optional: a context of each session's own (a document, the
+                                user's profile), this many more tokens in its first message
 
 Each point's requests are the turns of its sessions, session by session: request `seq` of
 point `p` is `p-<seq:05d>` as in every pattern, and the point's `conversation` holds, per
 request, its session index, turn index and think time (0 before a session's first turn). The
-new user message's length is drawn from `prompts.input_tokens` for every turn. What the model
+new user message's length is drawn from `prompts.input_tokens` for every turn (the first
+turn's plus the session's context, when there is one: its planned length is the two). What
+the model
 answered is not planned: it is what the endpoint streamed back, sent as the history of the
 next turn (epbench.runner.conversation).
 
 Draws: per point, one generator seeded by (seed, "conversation", point) draws, session by
-session, the turn count, then per turn its message length and (after the first) its think
-time; open loop, the session starts from a generator seeded by (seed, "schedule", point).
+session, the turn count, the context length (when the load has one), then per turn its
+message length and (after the first) its think time; open loop, the session starts from a
+generator seeded by (seed, "schedule", point).
 """
 
 from __future__ import annotations
@@ -83,10 +88,13 @@ def conversation_points(seed: int, load: Mapping[str, Any], lengths: Mapping[str
         warm_requests = 0
         for session in range(sessions):
             count = max(1, min(MAX_TURNS, draw_length(load["turns"], rng)))
+            context = 0
+            if "session_context_tokens" in load:
+                context = draw_length(load["session_context_tokens"], rng)
             for turn in range(count):
                 turns.session.append(session)
                 turns.turn.append(turn)
-                drawn.append(draw_length(lengths, rng))
+                drawn.append(draw_length(lengths, rng) + (context if turn == 0 else 0))
                 think = 0.0 if turn == 0 else max(0.0, draw_value(load["think_time_s"], rng))
                 turns.think_s.append(round(think, 6))
             if session < warm:

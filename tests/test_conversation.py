@@ -94,6 +94,17 @@ def test_an_open_loop_conversation_starts_sessions_at_the_rate_and_turns_share_t
     assert 0.2 < mean_gap < 0.3, mean_gap  # 1/4 s
 
 
+def test_a_session_context_lengthens_only_each_session_s_first_message() -> None:
+    doc = workload_doc(session_context_tokens={"distribution": "uniform", "min": 100,
+                                               "max": 200})
+    assert check_schema(doc, "serving-workload", "convo.yaml") == []
+    (point,) = conversation_points(11, doc["load"], doc["prompts"]["input_tokens"], {})
+    turns = point.conversation
+    firsts = [n for t, n in zip(turns.turn, point.lengths, strict=True) if t == 0]
+    assert len(firsts) == 5 and all(124 <= n <= 224 for n in firsts) and len(set(firsts)) > 1
+    assert {n for t, n in zip(turns.turn, point.lengths, strict=True) if t > 0} == {24}
+
+
 def test_a_load_with_both_sessions_at_once_and_a_session_rate_is_refused() -> None:
     doc = workload_doc(session_rates_rps=[1.0])
     assert check_schema(doc, "serving-workload", "convo.yaml")

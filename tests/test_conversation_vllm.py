@@ -2,11 +2,12 @@
 
 One vLLM server (the 43 M-parameter timing model, prefix caching on as by default) serves a
 conversation run, then a run of fresh prompts (no shared prefix) as long as the conversation's
-last turns. The conversation's later turns carry their whole history, most of it already in
-vLLM's cache: they start sooner than fresh prompts of the same length, and vLLM's own
-prefix-cache counters (`/metrics`) say how much of their input it read from the cache. The
-figures are printed: first turn against later turns at equal new input, and the last turn
-against fresh prompts at equal input.
+last turns. Each session opens with a context of its own (CONTEXT tokens: the document a user
+pastes), and every turn's new user message is NEW_INPUT tokens. The later turns carry the
+whole history, context included, most of it already in vLLM's cache: at equal new input they
+start sooner than the first turn, which had to prefill the context, and sooner than fresh
+prompts of their whole length; vLLM's own prefix-cache counters (`/metrics`) say how much of
+the input it read from its cache. The figures are printed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tests.vllm_fixture import MODEL_NAME, vllm_server
 pytestmark = pytest.mark.integration
 
 NEW_INPUT = 96  # tokens of each turn's new user message
+CONTEXT = 512  # tokens of each session's own context, in its first message
 TURNS = 4
 
 
@@ -78,7 +80,8 @@ def test_on_vllm_later_turns_read_their_history_from_the_cache_and_start_sooner(
 ) -> None:
     conversation = {"pattern": "conversation", "concurrency": [2], "sessions_per_point": 6,
                     "warmup_sessions": 1, "turns": {"distribution": "fixed", "value": TURNS},
-                    "think_time_s": {"distribution": "fixed", "value": 0.1}}
+                    "think_time_s": {"distribution": "fixed", "value": 0.1},
+                    "session_context_tokens": {"distribution": "fixed", "value": CONTEXT}}
     with vllm_server(size="timing") as base_url:
         endpoint = endpoint_file(tmp_path / "vllm.yaml", base_url)
         hits0, queries0 = prefix_counters(base_url)
@@ -110,9 +113,9 @@ def test_on_vllm_later_turns_read_their_history_from_the_cache_and_start_sooner(
           f"{queries1 - queries0:.0f} tokens ({hit_rate:.1%})")
     assert point["requests"]["failed"] == 0 and fresh_point["requests"]["failed"] == 0
     inputs = [t["input_tokens"]["p50"] for t in turns]
-    assert inputs == sorted(inputs) and inputs[-1] > 2.5 * inputs[0]
-    assert hit_rate > 0.5  # most of the later turns' input was read from vLLM's cache
+    assert inputs == sorted(inputs) and inputs[-1] > inputs[0] + (TURNS - 1) * NEW_INPUT
+    assert hit_rate > 0.4  # (prefix caching off: 0)
+    # equal new input: later turns, with more input than the first, start sooner
+    assert later < first
     # equal input: the last turn, its history cached, starts sooner than fresh prompts
     assert last["ttft_ms"]["p50"] < fresh_ttft
-    # equal new input: later turns, with several times the first turn's input, are no slower
-    assert later < first
