@@ -49,7 +49,7 @@ def conversation_block(records: Sequence[Mapping[str, Any]], seed: int) -> dict[
     for record in measured:
         by_turn.setdefault(int(record["turn"]), []).append(record)
         by_session.setdefault(int(record["session"]), []).append(record)
-    turns = []
+    turns: list[dict[str, Any]] = []
     for turn in sorted(by_turn):
         group = by_turn[turn]
         ok = [r for r in group if r["class"] == OK]
@@ -66,8 +66,7 @@ def conversation_block(records: Sequence[Mapping[str, Any]], seed: int) -> dict[
         })
     later = [r for t, group in by_turn.items() if t > 0 for r in group if r["class"] == OK]
     later_ttft = summarize(_ttfts(later), seed=seed + 19)
-    first = by_turn.get(0) and summarize(_ttfts([r for r in by_turn[0] if r["class"] == OK]),
-                                         seed=None)["p50"]
+    first = next((t["ttft_ms"]["p50"] for t in turns if t["turn"] == 0), None)
     ratio = None
     if first and later_ttft["p50"] is not None:
         ratio = round(later_ttft["p50"] / first, _DIGITS)

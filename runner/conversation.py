@@ -107,9 +107,7 @@ class ConversationRunner:
             for session, first in sorted(zip(sessions, firsts, strict=True),
                                          key=lambda pair: float(pair[1].offset_s or 0.0)):
                 target = t0 + round((float(first.offset_s or 0.0) - shift) * 1e9)
-                delay = target - _clock()
-                if delay > 0:
-                    await asyncio.sleep(delay / 1e9)
+                await _until(target)
                 tasks.append(asyncio.create_task(self._session(session, target, bar)))
             await asyncio.gather(*tasks)
         finally:
@@ -152,9 +150,7 @@ class ConversationRunner:
             else:
                 target = t_done + round(float(req.think_s or 0.0) * 1e9)
             if target is not None:
-                delay = target - _clock()
-                if delay > 0:
-                    await asyncio.sleep(delay / 1e9)
+                await _until(target)
             body = request_body(self.serving.workload, self.ctx.endpoint, req,
                                 self.serving.calibration)
             system, user = body["messages"][:-1], body["messages"][-1]
@@ -191,6 +187,14 @@ class ConversationRunner:
         retry_tokens = sum(r.output_tokens or 0 for r in sends[:-1])
         retry_s = (res.t_send_ns - sends[0].t_send_ns) / 1e9 if attempts > 1 else 0.0
         return res, attempts, retry_s, retry_tokens
+
+
+async def _until(target_ns: int) -> None:
+    """Sleep until the clock reaches `target_ns`: the loop may wake a timer up to its clock
+    resolution early, and a turn sent before its planned instant would show a negative
+    schedule delay."""
+    while (delay := target_ns - _clock()) > 0:
+        await asyncio.sleep(delay / 1e9)
 
 
 async def _workers(items: list[Session], count: int,

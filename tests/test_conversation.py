@@ -22,6 +22,7 @@ import yaml
 
 from epbench.core import evidence
 from epbench.core.conversation_plan import conversation_points
+from epbench.core.errors import RunError
 from epbench.core.journal_file import Journal
 from epbench.core.journal_records import ConversationLine
 from epbench.core.schema import check_schema
@@ -169,6 +170,31 @@ def test_each_turn_sends_the_whole_history_with_the_answers_it_streamed_back(
     assert all(set(line) == set(ConversationLine.__annotations__) for line in lines)
     journal_text = (tmp_path / "events.jsonl").read_text()
     assert users[1]["content"] not in journal_text and answers["c1-00000"] not in journal_text
+
+
+def test_resuming_a_session_whose_stored_answer_is_missing_stops_with_one_line(
+    tmp_path: Path,
+) -> None:
+    doc = workload_doc(concurrency=[1], sessions_per_point=1, warmup_sessions=0)
+    workload = load_serving_workload(write(tmp_path / "convo-test.yaml", doc))
+    plan = build_plan(workload, "run1", quick=False)
+    journaled = [{"request_id": "c1-00000", "point": "c1", "seq": 0, "class": "ok"}]
+
+    async def go() -> None:
+        client = EndpointClient("http://endpoint.test/v1", None, {}, 10.0, 1,
+                                transport=httpx.MockTransport(lambda r: httpx.Response(500)))
+        with Journal(tmp_path / "events.jsonl") as journal:
+            ctx = RunContext(run_id="run1", run_dir=tmp_path, endpoint={"model": {"name": "m"}},
+                             base_url="http://endpoint.test/v1", client=client, journal=journal,
+                             resume_records=journaled)
+            try:
+                await ConversationRunner(ServingRunner(ctx, workload, plan)).run(plan.selected())
+            finally:
+                await client.aclose()
+
+    with pytest.raises(RunError, match=r"answers.jsonl: no answer for c1-00000"):
+        asyncio.run(go())
+    assert not (tmp_path / "events.jsonl").read_bytes()  # nothing was sent
 
 
 # --- on the emulator: figures, validation, a killed run resumed ------------------------------
