@@ -210,9 +210,9 @@ def summarize_point(
     if any("input_source" in r for r in measured):  # journals written before it: as then
         out["tokens"]["input_source"] = _input_source(measured, measured_input)
     conversation = is_conversation(measured)
-    if conversation:  # only a first turn's input is the planned message alone
-        measured_input = [r for r in measured_input if r.get("turn") == 0]
-    calibration = input_calibration(measured_input)
+    # a conversation turn's planned length is its new message: only first turns hold to it
+    calibration = input_calibration([r for r in measured_input if r.get("turn") == 0]
+                                    if conversation else measured_input)
     if calibration is not None:
         out["input_calibration"] = calibration
     if conversation:
