@@ -375,4 +375,9 @@ def test_sessions_arriving_at_a_rate_start_on_schedule_and_each_turn_waits_its_t
     result = json.loads((run_dir / "result.json").read_text())
     (point,) = result["points"]
     assert point["rate"] == 5.0 and point["schedule_delay_ms"]["n"] == 15
+    assert point["schedule_delay_ms"]["p50"] >= 0
     assert point["conversation"]["sessions"]["count"] == 5
+    _, report = submit_run(run_dir, "tester", None, "independent",
+                           tmp_path / "project" / "results")
+    assert not [f for f in report.findings if f.severity.startswith("reject")], \
+        report.render("text")
