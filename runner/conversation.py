@@ -19,8 +19,9 @@ it sent (`history_messages`, `history_chars`), the new message's characters and 
 characters. The answers themselves go to `answers.jsonl` in the run folder (written before
 the request line, through a Journal, so secrets are redacted) and are read back only by
 `--resume`: a half-finished session continues with its next turn, the history rebuilt from
-the plan's messages and the stored answers; that turn is sent at once (the pause was longer
-than its think time). runner/DESIGN.md has the choice.
+the plan's messages and the stored answers; that turn is sent at once (open loop: at its
+session's start, shifted as every remaining session's is), since the pause was longer than its
+think time. runner/DESIGN.md has the choice.
 """
 
 from __future__ import annotations
