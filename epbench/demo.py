@@ -3,7 +3,9 @@
 Runs a serving sweep and the agentic suite against the emulator (started and stopped by the
 runner on a free loopback port) on OpenAI chat completions, then a serving sweep and one
 agentic workload on each native API (Anthropic Messages, OpenAI Responses: the same emulator
-speaking them, with reasoning and a prompt cache), files the results under a demo submitter,
+speaking them, with reasoning and a prompt cache), a shared-prefix sweep on Anthropic Messages
+(its prefix cache at work: hit rate, cache reads and writes), files the results under a demo
+submitter,
 validates them and builds the site. Together with `epbench.cli` this is the composition layer:
 the one place that calls both the runner (`workloads`) and the generator.
 """
@@ -32,6 +34,9 @@ SERVING_WORKLOAD = "chat-short"
 # the API's own shape: several steps, parallel calls).
 NATIVE_RUNS = (("emulator-messages", "parallel-stock-quotes"),
                ("emulator-responses", "retail-refund"))
+# Prefixes shared by many requests, on an emulator with its prefix cache on: the hit rate and
+# TTFT show the cache at work (chat-short's prompts share nothing).
+CACHE_RUN = ("emulator-messages", "shared-prefix")
 MAX_AT_ONCE = 4  # runs side by side, each with its own emulator process
 
 
@@ -39,21 +44,30 @@ def _print_serving(result: dict[str, Any]) -> None:
     click.echo(f"\nServing sweep '{result['workload']['id']}' on {result['endpoint']['api']} "
                f"(run {result['run_id']}):")
     click.echo(f"  {'concurrency':>11} {'system_tps':>10} {'tps/user':>9} {'ttft p90 ms':>11} "
-               f"{'ttfa p90 ms':>11} {'reasoning':>9} {'ok':>4} {'failed':>6}")
+               f"{'ttfa p90 ms':>11} {'reasoning':>9} {'cache hit':>12} {'ok':>4} "
+               f"{'failed':>6}")
     for point in result["points"]:
         click.echo(
             f"  {fmt(point.get('concurrency', point.get('rate'))):>11} "
             f"{fmt(point['system_tps']):>10} {fmt(point['tps_per_user']):>9} "
             f"{fmt(point['ttft_ms']['p90']):>11} "
             f"{fmt((point.get('ttfa_ms') or {}).get('p90')):>11} "
-            f"{fmt(point['tokens'].get('reasoning')):>9} {point['requests']['completed']:>4} "
-            f"{point['requests']['failed']:>6}"
+            f"{fmt(point['tokens'].get('reasoning')):>9} {_cache_hit(point):>12} "
+            f"{point['requests']['completed']:>4} {point['requests']['failed']:>6}"
         )
     frontier = ", ".join(
         f"{p['point']} ({p['tps_per_user']:.0f} tok/s/user, {p['system_tps']:.0f} tok/s)"
         for p in result["pareto"]
     )
     click.echo(f"  Pareto frontier: {frontier}")
+
+
+def _cache_hit(point: dict[str, Any]) -> str:
+    """The point's prompt-cache hit rate, or "not reported" (the endpoint did not say: not 0)."""
+    cache = point.get("cache") or {}
+    if cache.get("hit_rate") is not None:
+        return f"{cache['hit_rate']:.1%}"
+    return "not reported" if cache.get("reason") == "not_reported" else "-"
 
 
 def _print_agentic(result: dict[str, Any]) -> None:
@@ -103,6 +117,9 @@ def run_demo(out: Path, quick: bool = True) -> Path:
         click.echo(f"  on {load_document(native)['api']}: serving sweep '{SERVING_WORKLOAD}' "
                    f"and agentic workload '{agentic_workload.stem}' ...")
         jobs.append(("serving", native, resolve_workload(SERVING_WORKLOAD)))
+    cache_endpoint, cache_workload = CACHE_RUN
+    click.echo(f"  serving sweep '{cache_workload}' on {cache_endpoint} (its prefix cache) ...")
+    jobs.append(("serving", resolve_endpoint(cache_endpoint), resolve_workload(cache_workload)))
     jobs += [("agentic", native, agentic_workload) for native, agentic_workload in natives]
     with ThreadPoolExecutor(max_workers=MAX_AT_ONCE) as pool:
         futures = [(kind, pool.submit(runs, ep, wl)) for kind, ep, wl in jobs]

@@ -70,6 +70,7 @@ RequestLine = TypedDict("RequestLine", {  # functional form: `class` is a Python
     "input_tokens": int | None,
     "input_source": str,
     "input_requested": int,
+    "output_requested": NotRequired[int],  # trace replays: the trace's output length, capped
     "output_tokens": int | None,
     "token_source": str | None,
     "reasoning_tokens": int | None,

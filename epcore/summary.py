@@ -209,6 +209,9 @@ def summarize_point(
     )
     if any("input_source" in r for r in measured):  # journals written before it: as then
         out["tokens"]["input_source"] = _input_source(measured, measured_input)
+    cache = cache_block(measured_input, journaled=any("cache_read_tokens" in r for r in measured))
+    if cache is not None:
+        out["cache"] = cache
     conversation = is_conversation(measured)
     # a conversation turn's planned length is its new message: only first turns hold to it
     calibration = input_calibration([r for r in measured_input if r.get("turn") == 0]
@@ -217,6 +220,40 @@ def summarize_point(
         out["input_calibration"] = calibration
     if conversation:
         out["conversation"] = conversation_block(records, base)
+    return out
+
+
+NOT_REPORTED = "not_reported"  # no measured request's usage carried a cached-token count
+NO_INPUT = "no_input"  # the requests that reported one had no input tokens
+
+
+def cache_block(measured_input: Sequence[Mapping[str, Any]],
+                journaled: bool = True) -> dict[str, Any] | None:
+    """The point's prompt-cache figures over its measured requests with usage input counts:
+
+        hit_rate = sum(cached input tokens) / sum(input tokens), pooled over the requests whose
+                   usage reported a cached count (a count of 0 is a report: nothing was read)
+        requests, reported   how many requests had input counts, and how many of them
+                             reported a cached count
+        input, cached        input and cached input tokens of the reporting requests (so
+                             points pool exactly: sum(cached) / sum(input))
+
+    When none reported one, `hit_rate` is null and `reason` is "not_reported": the endpoint
+    did not say, which is not a hit rate of 0. None for journals written before requests
+    journaled `cache_read_tokens` (their results carry no `cache` block)."""
+    if not journaled:
+        return None
+    reported = [r for r in measured_input if isinstance(r.get("cache_read_tokens"), int)]
+    prompt = sum(int(r["input_tokens"]) for r in reported)
+    cached = sum(min(int(r["cache_read_tokens"]), int(r["input_tokens"])) for r in reported)
+    out: dict[str, Any] = {"hit_rate": None, "requests": len(measured_input),
+                           "reported": len(reported), "input": prompt, "cached": cached}
+    if not reported:
+        out["reason"] = NOT_REPORTED
+    elif prompt <= 0:
+        out["reason"] = NO_INPUT
+    else:
+        out["hit_rate"] = round(cached / prompt, _DIGITS)
     return out
 
 

@@ -12,6 +12,13 @@ its plan from (epbench.runner.plan) and `epbench validate` rebuilds to compare w
                  points with PlannedPoint (`conversation` holds each request's session and
                  turn); `plan_points` and `planned_requests` callers dispatch to it
 
+Shared prefixes (`prompts.shared_prefix`: K `prefixes` of L `tokens`, each used by M
+`requests_each`): every planned length is L plus the drawn suffix length, and request `seq` of
+a point uses the prefix `shared_prefix_key` names: measured request i is in group
+i // (K*M), prefix i % K of it (so the K prefixes interleave and each serves M requests);
+warm-up requests use prefixes of their own, so they never warm the measured ones. Keys start
+with the point id: no point reads another point's prefixes from a server's cache.
+
 A point holds its request count, warm-up count, prompt lengths (`array('i')`) and, open loop,
 planned offsets (`array('d')`): about 12 bytes a request, so a plan of a million requests
 fits in a few MB. Request `seq` of point `p` is `p-<seq:05d>`; the first `warmup` are warm-up.
@@ -43,6 +50,9 @@ class PlannedPoint:
     phase: str | None = None
     start_s: float | None = None
     end_s: float | None = None
+    # trace plans (epbench.core.trace_plan): each request's output length and prefix blocks
+    outputs: array | None = None
+    hash_ids: list[tuple[int, ...]] | None = None
     # conversation points: each request's session, turn and think time (conversation_plan)
     conversation: Any = None
 
@@ -124,8 +134,20 @@ def planned_requests(pattern: str, load: Mapping[str, Any], quick_block: Mapping
 def plan_points(
     pattern: str, seed: int, load: Mapping[str, Any], lengths: Mapping[str, Any],
     quick_block: Mapping[str, Any], quick: bool,
+    shared_prefix: Mapping[str, Any] | None = None,
 ) -> tuple[list[PlannedPoint], dict[str, Any] | None]:
-    """(every point of the plan, the burst block {"window_s", "end_s"} or None)."""
+    """(every point of the plan, the burst block {"window_s", "end_s"} or None); with
+    `shared_prefix`, every length includes the prefix's tokens."""
+    points, burst = _plan_points(pattern, seed, load, lengths, quick_block, quick)
+    if shared_prefix:
+        with_prefix(points, shared_prefix)
+    return points, burst
+
+
+def _plan_points(
+    pattern: str, seed: int, load: Mapping[str, Any], lengths: Mapping[str, Any],
+    quick_block: Mapping[str, Any], quick: bool,
+) -> tuple[list[PlannedPoint], dict[str, Any] | None]:
     q = quick_block if quick else {}
     if pattern == "burst":
         return _burst_points(seed, load, lengths, float(q.get("time_scale", 1.0)) if quick else 1.0)
@@ -152,6 +174,24 @@ def plan_points(
     else:  # the schema admits no other pattern
         raise ValueError(f"unknown pattern {pattern!r}")
     return points, None
+
+
+# --- shared prefixes (prompts.shared_prefix) ---
+def with_prefix(points: list[PlannedPoint], shared: Mapping[str, Any]) -> None:
+    """Add the shared prefix's tokens to every planned length (in place)."""
+    extra = int(shared["tokens"])
+    for point in points:
+        point.lengths = array("i", (length + extra for length in point.lengths))
+
+
+def shared_prefix_key(point_id: str, seq: int, warmup: int, shared: Mapping[str, Any]) -> str:
+    """The name of the prefix request `seq` of a point sends (see the module docstring)."""
+    prefixes = int(shared["prefixes"])
+    if seq < warmup:
+        return f"{point_id}-w-k{seq % prefixes}"
+    i = seq - warmup
+    return f"{point_id}-g{i // (prefixes * int(shared['requests_each']))}-k{i % prefixes}"
+# --- end of shared prefixes ---
 
 
 def run_spec(pattern: str, seed: int, points: list[PlannedPoint], slo: Mapping[str, float],

@@ -15,6 +15,12 @@ For every endpoint, its newest ranked result per agentic workload (ties by run i
 
 The figures go on each of the endpoint's agentic rows (the same on every one: the tables stay
 one row per result); unranked results are neither pooled nor given them.
+
+The pages' suite tables follow the reader's include controls, so they are pooled four ways
+(`POOLS`): ranked results only (the default, and the figures on the rows); with the
+self-reported results that rank once the reader includes them; every result but those
+self-reported ones; every result. A pool is pooled by the same formulas from the newest result
+per endpoint and workload among the results it admits.
 """
 
 from __future__ import annotations
@@ -47,14 +53,53 @@ def _plain(value: Any) -> Any:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
+POOLS = ("ranked", "self", "unranked", "all")
+
+
+def _reasons(row: Any) -> list[str]:
+    value = row.get("unranked_reasons")
+    if isinstance(value, str):
+        return [r for r in value.split("; ") if r]
+    return [str(r) for r in value] if isinstance(value, (list, tuple)) else []
+
+
+def admits(pool: str, row: Any) -> bool:
+    """Whether `pool` pools this agentic row: "ranked" the rankable ones; "self" those too and
+    the self-reported ones whose only reason is their tier (epcore.rankable puts it first, and
+    site.js viewReasons sets it aside the same way); "unranked" every row but a self-reported
+    one that is not emulated (the boards hide those until the reader includes them); "all"
+    every row."""
+    value = row.get("rankable")
+    ranked = _plain(value) is not None and value is not pd.NA and bool(value)
+    if pool == "ranked":
+        return ranked
+    self_reported = row.get("tier") == "self-reported"
+    if pool == "self":
+        return ranked or (self_reported and not _reasons(row)[1:])
+    if pool == "unranked":
+        return not (self_reported and row.get("division") != "emulated")
+    return True
+
+
+def _newest(admitted: pd.DataFrame) -> pd.DataFrame:
+    ordered = admitted.sort_values(["endpoint_id", "workload_id", "date", "run_id"],
+                                 ascending=[True, True, False, True], na_position="last")
+    return ordered.drop_duplicates(["endpoint_id", "workload_id"], keep="first")
+
+
 def newest_ranked(agentic: pd.DataFrame) -> pd.DataFrame:
     """The newest ranked result per endpoint and workload (ties: the smaller run id)."""
     if agentic.empty:
         return agentic
-    ranked = agentic[agentic["rankable"].fillna(False).astype(bool)]
-    ordered = ranked.sort_values(["endpoint_id", "workload_id", "date", "run_id"],
-                                 ascending=[True, True, False, True], na_position="last")
-    return ordered.drop_duplicates(["endpoint_id", "workload_id"], keep="first")
+    return _newest(agentic[agentic["rankable"].fillna(False).astype(bool)])
+
+
+def newest_in(agentic: pd.DataFrame, pool: str) -> pd.DataFrame:
+    """The newest result per endpoint and workload among those `pool` admits."""
+    if agentic.empty:
+        return agentic
+    keep = [admits(pool, row) for row in agentic.to_dict("records")]
+    return _newest(agentic[keep])
 
 
 def pooled(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -116,6 +161,43 @@ def suite_rows(agentic: pd.DataFrame) -> list[dict[str, Any]]:
                     "model": first.get("model"),
                     "workloads": sorted(str(w) for w in group["workload_id"]),
                     **{column: _plain(first[column]) for column in SUITE_COLUMNS}})
-    out.sort(key=lambda r: (-(r["suite_success_ci_low"] or 0.0),
-                            -(r["suite_success_rate"] or 0.0), r["endpoint_id"]))
+    return _ordered(out)
+
+
+def _ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows.sort(key=lambda r: (-(r["suite_success_ci_low"] or 0.0),
+                             -(r["suite_success_rate"] or 0.0), r["endpoint_id"]))
+    return rows
+
+
+def pool_rows(agentic: pd.DataFrame, pool: str) -> list[dict[str, Any]]:
+    """`suite_rows` for one of `POOLS`: "ranked" is suite_rows itself; the others pool their
+    own newest results, and each row counts the unranked results it pooled (`unranked`)."""
+    if pool == "ranked":
+        return [{**row, "unranked": 0} for row in suite_rows(agentic)]
+    if agentic.empty:
+        return []
+    out = []
+    for endpoint, group in newest_in(agentic, pool).groupby("endpoint_id", sort=True):
+        records = group.to_dict("records")
+        first = records[0]
+        out.append({"endpoint_id": str(endpoint), "provider": first.get("provider"),
+                    "model": first.get("model"),
+                    "workloads": sorted(str(r["workload_id"]) for r in records),
+                    "unranked": sum(not admits("ranked", r) for r in records),
+                    **pooled(records)})
+    return _ordered(out)
+
+
+def pools(agentic: pd.DataFrame) -> list[dict[str, Any]]:
+    """The suite tables a page carries: one per distinct pool, each naming every pool it
+    serves (`pools`), so a reader's controls pick one and equal pools are written once."""
+    out: list[dict[str, Any]] = []
+    for pool in POOLS:
+        rows = pool_rows(agentic, pool)
+        same = next((p for p in out if p["rows"] == rows), None)
+        if same is None:
+            out.append({"pools": [pool], "rows": rows})
+        else:
+            same["pools"].append(pool)
     return out

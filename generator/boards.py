@@ -24,7 +24,9 @@ VIEW_COLUMNS: dict[str, list[str]] = {
              "error_rate", "usd_per_mtok_output", "usd_per_mtok_output_at_max_tps",
              "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
              "usd_per_mtok_output_today", "success_rate", "pass_hat_1",
-             "usd_per_successful_task", "decision_ms_p90", "quality", "quality_below"],
+             "usd_per_successful_task", "decision_ms_p90", "quality", "quality_below",
+             # issue 25: the prompt cache
+             "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached_at_max_tps"],
     "points": ["run_id", "endpoint_id", "workload_id", "point", "concurrency", "rate",
                "tps_per_user", "system_tps", "ttft_ms_p90", "usd_per_mtok_output",
                "on_pareto"],
@@ -75,6 +77,10 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("usd_per_mtok_output_at_max_tps",
                            "$ per M output tokens at max throughput"),
                     Column("model", "model", "text"), Column("api", "API", "text"),
+                    # issue 25: the prompt cache
+                    Column("cache_hit_rate", "prompt-cache hit rate", "cache"),
+                    Column("usd_per_mtok_output_uncached_at_max_tps",
+                           "same, without cache prices"),
                     Column("ttfa_p90_ms_best", "best answer-token p90 (ms)"),
                     Column("usd_per_mtok_output", "whole-sweep average $ per M output tokens"),
                     Column("quality", "tool-call quality vs reference", "text"),
@@ -119,7 +125,11 @@ BOARDS: dict[str, dict[str, Any]] = {
             "What the measured work cost, for the newest result per endpoint, workload and "
             "client region, with the price card each result ran under (pinned "
             "at run time) and re-priced with today's card. Serviced endpoints are priced per "
-            "token; self-hosted ones per hour of the deployment.",
+            "token; self-hosted ones per hour of the deployment. Input tokens the endpoint "
+            "read from its prompt cache are priced at the card's cached-input price and "
+            "cache writes at its cache-write price; beside it, the same work without cache "
+            "prices, and the hit rate (\"not reported by the endpoint\" when its usage never "
+            "said).",
         ],
         "source": "runs",
         "where": {},
@@ -128,6 +138,10 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("workload_id", "workload", "text"),
                     Column("usd_per_mtok_output_at_max_tps",
                            "$ per M output tokens at max throughput"),
+                    # issue 25: the prompt cache
+                    Column("usd_per_mtok_output_uncached_at_max_tps",
+                           "same, without cache prices"),
+                    Column("cache_hit_rate", "prompt-cache hit rate", "cache"),
                     Column("usd_per_mtok_output", "whole-sweep average $ per M output tokens"),
                     Column("usd_per_mtok_output_today", "same average, today's card"),
                     Column("blended_usd_per_mtok", "card blended 3:1 ($/Mtok)"),

@@ -20,6 +20,8 @@ THROUGHPUT = "formula-throughput"
 LATENCY = "formula-latency"
 F_MTOK = "formula-usd_per_mtok_output"
 F_POINT = "formula-point_cost_usd"
+F_CACHE = "formula-cache_block"
+F_UNCACHED = "formula-point_cost_uncached_usd"
 F_BLEND = "formula-blended_usd_per_mtok"
 F_TPD = "formula-output_tokens_per_usd"
 F_1K = "formula-usd_per_1k_requests"
@@ -114,6 +116,16 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
              "attested-by-submitter (epbench's workflow signed it in the submitter's "
              "repository) or self-reported (no valid attestation: shown and ranked only when "
              "you include self-reported results). The tooltip says why.", RULES, ""),
+    "cache_hit_rate": ("Prompt-cache hit rate: cached input tokens ÷ input tokens, over the "
+                       "requests whose usage reported a cached count. \"not reported by the "
+                       "endpoint\" when none did: the endpoint did not say, which is not 0%.",
+                       F_CACHE, "pct"),
+    "usd_per_mtok_output_uncached_at_max_tps": ("$ per M output tokens at the point of "
+                                                "highest system throughput with every input "
+                                                "token at the card's input price: beside the "
+                                                "cost with cache prices, what the cache "
+                                                "saved (the same on an hourly card).",
+                                                F_UNCACHED, "usd"),
     "results": ("History: how many results the row stands for (one endpoint, workload and "
                 "client region on one day; its figures are their medians). Pick an endpoint "
                 "to see each result.", TABLES, "int"),
@@ -126,7 +138,9 @@ class Column:
 
     key: str
     label: str
-    kind: str = "num"  # num, text, link (to the endpoint's page), run (to the run page), list
+    # num, text, link (to the endpoint's page), run (to the run page), list, cache (a hit
+    # rate, or the row's cache_status when there is none)
+    kind: str = "num"
     define: str = ""  # the DEFINITIONS key, when it is not `key`
 
     def to_config(self) -> dict[str, str]:

@@ -48,6 +48,20 @@ def point_cost_usd(card: Card, point: Mapping[str, Any]) -> float | None:
     return hourly_cost_usd(card, point["window_s"])
 
 
+def point_cost_uncached_usd(card: Card, point: Mapping[str, Any]) -> float | None:
+    """USD the point would cost with no cache prices: every input token at the input price.
+
+    per-token card: cost = request_cost_usd(card, tokens.input, tokens.output, 0, 0,
+                                            tokens.reasoning)
+    hourly card:    cost = hourly_cost_usd(card, window_s) (an hour costs the same cached or not)
+    """
+    tokens = point["tokens"]
+    if is_per_token(card):
+        return request_cost_usd(card, tokens["input"], tokens["output"], 0, 0,
+                                tokens.get("reasoning", 0))
+    return hourly_cost_usd(card, point["window_s"])
+
+
 def billed_output_tokens(card: Card, point: Mapping[str, Any]) -> int:
     """Output tokens the cost buys: tokens.output on a per-token card (all billed tokens);
     tokens.output_in_window on an hourly card (what the deployment produced in the window)."""

@@ -18,10 +18,12 @@ from typing import Any
 
 import pandas as pd
 
+from epbench.core.documents import DocumentError, load_document
 from epbench.generator import buyer, docs_gen
 from epbench.generator.boards import BOARDS, board_config
 from epbench.generator.plain_json import records
 from epbench.generator.render import render
+from epbench.generator.trace_page import trace_view
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ROOT = "../../"
@@ -86,8 +88,10 @@ def endpoint_page(endpoint_id: str, tables: Any, latest: dict[str, pd.DataFrame]
     )
 
 
-def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame) -> str:
-    """One workload's page: its definition and its own leaderboard."""
+def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame,
+                  trace: dict[str, Any] | None = None) -> str:
+    """One workload's page: its definition and its own leaderboard (a trace workload: its
+    trace's source and charts, epbench.generator.trace_page)."""
     picker = None
     board = None
     source = latest if doc.kind == "serving" else tables.agentic
@@ -99,7 +103,19 @@ def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame) 
     else:
         board = _narrowed("agentic", {"workload_id": doc.id}, tables.agentic,
                           f"Agentic results on {doc.id}")
-    return render("workload.md.j2", w=doc, picker=picker, board=board, root=ROOT)
+    return render("workload.md.j2", w=doc, picker=picker, board=board, root=ROOT, trace=trace)
+
+
+def _trace_of(workloads_root: Path, doc: docs_gen.WorkloadDoc) -> dict[str, Any] | None:
+    """The trace section of a trace workload's page (None for other workloads)."""
+    if doc.kind != "serving":
+        return None
+    path = workloads_root / doc.file.removeprefix("workloads/")
+    try:
+        data = load_document(path)
+    except DocumentError:
+        return None  # the page says the file could not be read
+    return trace_view(data, path) if isinstance(data, dict) else None
 
 
 def write_entity_pages(docs: Path, tables: Any, latest: dict[str, pd.DataFrame],
@@ -111,7 +127,8 @@ def write_entity_pages(docs: Path, tables: Any, latest: dict[str, pd.DataFrame],
             continue
         path = docs / "workloads" / f"{doc.id}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(workload_page(doc, tables, latest["latest"]), encoding="utf-8")
+        trace = _trace_of(workloads_root, doc)
+        path.write_text(workload_page(doc, tables, latest["latest"], trace), encoding="utf-8")
         done.add(doc.id)
     with_pages = frozenset(done)
     for endpoint_id in _slugs(tables.runs["endpoint_id"]) if not tables.runs.empty else []:

@@ -40,12 +40,12 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
     _write(docs / "index.md", render("home.md.j2", **home_context(tables)))
     _write(docs / "compare.md", render("compare.md.j2", **compare_context(tables)))
     dated = download_parts(tables)
-    suite = agentic_suite.suite_rows(tables.agentic)
+    suite = agentic_suite.pools(tables.agentic)
     for name, spec in BOARDS.items():
         extra = ""
-        before = Markup(render("agentic_suite.html.j2", rows=suite, shown=len(suite), root="../",
+        before = Markup(render("agentic_suite.html.j2", pools=suite, shown=0, root="../",
                                more="", anchor="suite", heading="Over the whole suite",
-                               filters_below=True)) \
+                               filters_below=True, controls=SUITE_CONTROLS["board"])) \
             if name == "agentic" else ""
         if name == "cost":
             keys = ["endpoint_id", "provider", "model", "division", "input_usd_per_mtok",
@@ -109,6 +109,11 @@ NEWEST_SHOWN = 8  # rows of the home page's "Newest results"
 # controls let in (without JavaScript, the newest NEWEST_SHOWN of all).
 NEWEST_POOL = 48
 SUITE_SHOWN = 5  # endpoints in the home page's "Most reliable at tool calling"
+# The controls that choose a suite pool, as each page labels them (buyer.js, board.js).
+SUITE_CONTROLS = {
+    "home": {"self": "Include self-reported results", "unranked": "Include unranked results"},
+    "board": {"self": "Include self-reported results", "unranked": "Include emulated results"},
+}
 
 
 def _gate(run: dict[str, Any]) -> str:
@@ -137,10 +142,10 @@ def home_context(tables: Any) -> dict[str, Any]:
         "emulated": int((runs["division"] == "emulated").sum()) if not runs.empty else 0,
         "endpoints": int(runs["endpoint_id"].nunique()) if not runs.empty else 0,
     }
-    suite = Markup(render("agentic_suite.html.j2", rows=agentic_suite.suite_rows(tables.agentic),
+    suite = Markup(render("agentic_suite.html.j2", pools=agentic_suite.pools(tables.agentic),
                           shown=SUITE_SHOWN, root="", more="agentic/#suite",
                           anchor="most-reliable", heading="Most reliable at tool calling",
-                          filters_below=False))
+                          filters_below=False, controls=SUITE_CONTROLS["home"]))
     return {"picker": buyer.page_config("home", "", latest), "newest": newest,
             "newest_shown": NEWEST_SHOWN, "counts": counts, "suite": suite}
 

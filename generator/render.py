@@ -24,6 +24,7 @@ from epbench.core.paths import site_sources_dir
 from epbench.generator import cost
 from epbench.generator.checks import CHECKS
 from epbench.generator.number_format import fmt_number, fmt_pct, fmt_usd, fmt_value
+from epbench.generator.prompt_cache import cache_figures, hit_rate_words
 from epbench.generator.result_html import (
     head_row,
     kv_rows,
@@ -114,7 +115,10 @@ POINT_COLUMNS = [
     "TTFT p50 ms", "TTFT p90 ms", "TTFT p99 ms", "TPOT p90 ms", "ITL p90 ms", "E2E p90 ms",
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
+    # issue 25: the prompt cache (epbench.generator.prompt_cache)
+    "prompt-cache hit rate", "cost per M output tokens without cache prices",
 ]
+CACHE_CELLS = 2  # the last cells of a points row: hit rate, cost without cache prices
 _POINTS_HEAD = head_row(POINT_COLUMNS)
 # The run page's price card: each field in words (per-token prices are per million tokens).
 PRICE_LABELS = {
@@ -179,6 +183,8 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
     # One point's serving_cost(card, [point]).usd_per_mtok_output, without the run figures.
     usd = (cost.usd_per_mtok_output(cost.point_cost_usd(card, point),
                                     cost.billed_output_tokens(card, point)) if card else None)
+    uncached = (cost.usd_per_mtok_output(cost.point_cost_uncached_usd(card, point),
+                                         cost.billed_output_tokens(card, point)) if card else None)
     return [
         point.get("id"), load, requests.get("issued"), requests.get("completed"),
         requests.get("failed"), point.get("system_tps"), point.get("tps_per_user"),
@@ -187,6 +193,7 @@ def _point_row(point: dict[str, Any], frontier: set[str], card: Any) -> list[Any
         e2e.get("p90"), point.get("goodput_rps"),
         tokens.get("input"), tokens.get("output"), tokens.get("source"), error_text,
         ", ".join(sorted(set(thin))) or "none", point.get("id") in frontier,
+        hit_rate_words(*cache_figures([point])), fmt_usd(uncached) if card else "—",
     ]
 
 
@@ -236,6 +243,22 @@ def _agentic_context(agentic: dict[str, Any]) -> dict[str, Any]:
             "faults": agentic.get("harness_faults") or [],
             "summary_html": kv_rows(summary), "retry_html": retry_rows(retry),
             "tasks_html": task_rows(tasks)}
+
+
+def arrival_lag(points: Any) -> list[dict[str, Any]]:
+    """Open-loop points (Poisson, burst, trace): how far behind its scheduled instant each
+    request was sent (`schedule_delay_ms`), and TTFT counted from that instant."""
+    out = []
+    for point in points:
+        lag = point.get("schedule_delay_ms") if isinstance(point, dict) else None
+        if not isinstance(lag, dict):
+            continue
+        ttft = point.get("ttft_from_scheduled_ms") or _EMPTY
+        out.append({"point": point.get("id"), "n": lag.get("n"), "p50": lag.get("p50"),
+                    "p90": lag.get("p90"), "p99": lag.get("p99"),
+                    "insufficient": ", ".join(lag.get("insufficient") or ()) or "none",
+                    "ttft_p50": ttft.get("p50"), "ttft_p99": ttft.get("p99")})
+    return out
 
 
 def run_command(doc: dict[str, Any]) -> str:
@@ -323,6 +346,7 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "points_html": point_rows(points),
         "pareto_html": pareto_line(doc.get("pareto") or ()),
         "burst": doc.get("burst"),
+        "lag": arrival_lag(doc.get("points") or ()),
         "conversations": [(str(p.get("id", "")), p["conversation"]) for p in doc.get("points") or ()
                           if isinstance(p, dict) and isinstance(p.get("conversation"), dict)],
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,

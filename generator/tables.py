@@ -32,6 +32,7 @@ from epbench.generator.checks.dates import run_date
 from epbench.generator.checks.workload_sha import WorkloadIndex
 from epbench.generator.confirmation import confirmations
 from epbench.generator.disclosure import disclosure
+from epbench.generator.prompt_cache import cache_figures
 from epbench.generator.report import Report, status_for
 from epbench.generator.validate import Checked, Reuse, validate_documents
 
@@ -60,6 +61,8 @@ RUN_COLUMNS = [
     *quality.RUN_QUALITY_COLUMNS,
     "api", "ttfa_p90_ms_best", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
     "tier", "tier_reason", "confirmation", "confirmed_by",
+    # issue 25: the prompt cache (epbench.generator.prompt_cache)
+    "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached_at_max_tps",
 ]
 POINT_COLUMNS = [
     *IDENTITY, "point", "concurrency", "rate", "phase", "system_tps", "tps_per_user",
@@ -69,6 +72,8 @@ POINT_COLUMNS = [
     "cost_usd", "usd_per_mtok_output_today",
     "ttfa_ms_p50", "ttfa_ms_p90", "output_tokens", "reasoning_tokens", "input_tokens",
     "cache_read_tokens", "cache_write_tokens", "ttft_ms_p90_ci_low", "ttft_ms_p90_ci_high",
+    # issue 25: the prompt cache (epbench.generator.prompt_cache)
+    "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached",
 ]
 _CALLS = ("ok", "invalid_json", "unknown_tool", "schema_mismatch", "missing_id", "duplicate_id",
           "stream_truncated")
@@ -312,6 +317,9 @@ class _Builder:
         failed = sum(p["requests"]["failed"] for p in kept)
         at_run, each = cost.serving_costs(card, kept) if card else (_NO_COST, None)
         at_today, each_today = cost.serving_costs(today, kept) if today else (None, None)
+        uncached = [_uncached(card, p) for p in kept]
+        run["cache_hit_rate"], run["cache_status"] = cache_figures(kept)
+        run["usd_per_mtok_output_uncached_at_max_tps"] = uncached[top]
         run.update(
             max_system_tps=best["system_tps"],
             tps_per_user_at_max_tps=best.get("tps_per_user"),
@@ -370,6 +378,8 @@ class _Builder:
                 "input_tokens": p["tokens"]["input"],
                 "cache_read_tokens": p["tokens"].get("cached_input"),
                 "cache_write_tokens": p["tokens"].get("cache_write"),
+                **dict(zip(("cache_hit_rate", "cache_status"), cache_figures([p]), strict=True)),
+                "usd_per_mtok_output_uncached": uncached[i],
             })
 
     def _agentic(self, run: dict[str, Any], identity: dict[str, Any], doc: dict[str, Any],
@@ -437,6 +447,14 @@ class _Builder:
             row[f"retry_{tag}_seconds"] = entry["seconds"]
             row[f"retry_{tag}_usd"] = spend.usd_by_tag.get(tag)
         self.agentic.append(row)
+
+
+def _uncached(card: cost.Card | None, point: dict[str, Any]) -> float | None:
+    """$ per M output tokens of the point with every input token at the input price."""
+    if not card:
+        return None
+    return cost.usd_per_mtok_output(cost.point_cost_uncached_usd(card, point),
+                                    cost.billed_output_tokens(card, point))
 
 
 _NO_COST = cost.RunCost(None, 0, 0, 0.0, None, None, None, None, None)

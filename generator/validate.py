@@ -48,6 +48,7 @@ from epbench.generator.checks.fast_schema import certainly_valid
 from epbench.generator.checks.layout import duplicate_finding, results_root
 from epbench.generator.checks.provenance import check_reserved, tier_of
 from epbench.generator.checks.secrets import scan
+from epbench.generator.checks.trace_workload import check_trace_workload
 from epbench.generator.report import FileStatus, Report, status_for
 
 WorkloadSemantics = Callable[[dict[str, Any], str], list[Finding]]
@@ -221,6 +222,8 @@ def _check_file(
             findings += check_endpoint(document, display, project)
         elif kind == "agentic-workload" and workload_semantics is not None:
             findings += workload_semantics(document, display)
+        elif kind == "serving-workload":
+            findings += check_trace_workload(document, display, path)
     checked = Checked(path, display, kind, findings, digests=(digest, None),
                       provenance=provenance)
     if not schema_findings:

@@ -44,6 +44,12 @@ class Calibration:
             return max(1, tokens)
         return max(1, round((tokens - self.overhead_tokens) / self.tokens_per_word))
 
+    def words_within(self, tokens: int) -> int:
+        """How many words make `tokens` tokens inside a prompt (no template overhead)."""
+        if self.source != "usage":
+            return max(1, tokens)
+        return max(1, round(tokens / self.tokens_per_word))
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["tokens_per_word"] = round(self.tokens_per_word, 6)

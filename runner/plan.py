@@ -12,13 +12,17 @@ compare with a journal); this module gives each request its own record for the r
                  recovery (base rate); arrivals are exponential gaps at the rate of the phase
                  the previous arrival fell in; --quick multiplies the phase lengths by
                  `quick.time_scale`
+    trace        one point, `trace`: a window of a request trace at its (scaled) arrival
+                 times, each request with the trace's input and output lengths (capped) and,
+                 Mooncake, its prefix-block hash ids (epbench.core.trace_plan)
     conversation sessions of several turns, one request per turn, each with its session,
                  turn and think time (epbench.core.conversation_plan; epbench.runner.conversation
                  sends them)
 
 The plan is written to runs/<run-id>/plan.json. It holds each request's id, point, sequence
-number, warm-up flag, prompt length and planned arrival offset; the prompt text is rebuilt
-from (seed, request id, length) by `epbench.runner.prompts`, so `--resume` sends the same bytes.
+number, warm-up flag, prompt length, planned arrival offset and (shared prefixes) the name of
+its prefix; the prompt text is rebuilt from (seed, request id, length, prefix) by
+`epbench.runner.prompts`, so `--resume` sends the same bytes.
 Sharding ("I/N") keeps the points whose index % N == I-1.
 """
 
@@ -30,7 +34,14 @@ from typing import Any
 from epbench.core.conversation_plan import conversation_points
 from epbench.core.errors import InputError
 from epbench.core.runspec import PointSpec, RunSpec
-from epbench.core.workload_plan import BURST_PHASES, PlannedPoint, plan_points, rate_id
+from epbench.core.trace_plan import load_trace, project_root, trace_point
+from epbench.core.workload_plan import (
+    BURST_PHASES,
+    PlannedPoint,
+    plan_points,
+    rate_id,
+    shared_prefix_key,
+)
 from epbench.runner.workload import ServingWorkload
 
 PLAN_VERSION = 1
@@ -47,6 +58,9 @@ class PlannedRequest:
     warmup: bool
     input_tokens: int
     offset_s: float | None = None  # open loop: planned arrival, seconds from the point's start
+    prefix: str | None = None  # shared prefixes: the name of the prefix this request sends
+    max_tokens: int | None = None  # trace: this request's output length (else the workload's)
+    hash_ids: list[int] | None = None  # Mooncake trace: the request's 512-token prefix blocks
     # --- conversation turns (epbench.core.conversation_plan); None for other patterns ---
     session: int | None = None
     turn: int | None = None
@@ -147,17 +161,22 @@ def build_plan(
             raise InputError(
                 f"--shard {shard}: a burst is one timeline and cannot be split; run it whole"
             )
-    # the schema admits no other pattern
-    if workload.pattern not in ("concurrency", "poisson", "burst", "conversation"):
-        raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
-    if workload.pattern == "conversation":
+    shared = workload.prompts.get("shared_prefix")
+    if workload.pattern == "trace":
+        planned, burst = [_trace_point(workload, quick)], None
+    elif workload.pattern == "conversation":
         planned, burst = conversation_points(workload.seed, workload.load,
                                              workload.prompts["input_tokens"],
                                              workload.quick if quick else {}), None
+    elif workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
+        raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
     else:
         planned, burst = plan_points(workload.pattern, workload.seed, workload.load,
-                                     workload.prompts["input_tokens"], workload.quick, quick)
+                                     workload.prompts["input_tokens"], workload.quick, quick,
+                                     shared)
     points = [_point_plan(p) for p in planned]
+    if shared:
+        name_prefixes(points, shared)
     seed = workload.seed
     return Plan(
         run_id=run_id,
@@ -172,13 +191,23 @@ def build_plan(
     )
 
 
+def _trace_point(workload: ServingWorkload, quick: bool) -> PlannedPoint:
+    """The one point of a trace replay (epbench.core.trace_plan), from the trace file the
+    workload names, its sha256 checked."""
+    where = str(workload.path)
+    trace = load_trace(workload.load["trace"], project_root(workload.path), where)
+    return trace_point(workload.load, trace, workload.max_tokens, workload.quick, quick, where)
+
+
 def _point_plan(point: PlannedPoint) -> PointPlan:
     """The runner's view of a planned point: one PlannedRequest per request."""
-    offsets = point.offsets
+    offsets, outputs, blocks = point.offsets, point.outputs, point.hash_ids
     requests = [
         PlannedRequest(request_id=point.request_id(seq), point=point.id, seq=seq,
                        warmup=seq < point.warmup, input_tokens=int(length),
-                       offset_s=None if offsets is None else offsets[seq])
+                       offset_s=None if offsets is None else offsets[seq],
+                       max_tokens=None if outputs is None else int(outputs[seq]),
+                       hash_ids=None if blocks is None else list(blocks[seq]))
         for seq, length in enumerate(point.lengths)
     ]
     turns = point.conversation
@@ -189,3 +218,13 @@ def _point_plan(point: PlannedPoint) -> PointPlan:
     return PointPlan(id=point.id, index=point.index, requests=requests,
                      concurrency=point.concurrency, rate=point.rate, phase=point.phase,
                      start_s=point.start_s, end_s=point.end_s)
+
+
+# --- shared prefixes (prompts.shared_prefix) ---
+def name_prefixes(points: list[PointPlan], shared: dict[str, Any]) -> None:
+    """Name each request's prefix (epbench.core.workload_plan.shared_prefix_key), in place."""
+    for point in points:
+        warmup = sum(1 for r in point.requests if r.warmup)
+        for r in point.requests:
+            r.prefix = shared_prefix_key(point.id, r.seq, warmup, shared)
+# --- end of shared prefixes ---

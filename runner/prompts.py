@@ -6,8 +6,13 @@ Short common words are about one token each in every mainstream tokenizer, which
 length needs to be: the endpoint's own usage counts are what results report. The request id
 leads, so no two requests share a prefix and no prefix cache can serve one from another.
 
-The text is a pure function of (seed, request id, length): plan.json stores only the length,
-and `--resume` rebuilds the same prompts.
+Shared prefixes (`prompts.shared_prefix`): the user message is the prefix, a blank line, then
+the request's own prompt. A prefix is its name, then seeded words from a generator seeded with
+(workload seed, prefix name): requests that name the same prefix send identical leading text,
+and two prefixes differ from their first word.
+
+The text is a pure function of (seed, request id, length, prefix name): plan.json stores only
+the length and the name, and `--resume` rebuilds the same prompts.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import random
 
 from epbench.core.workload_plan import draw_length
 
-__all__ = ["WORDS", "draw_length", "messages", "prompt_text"]
+__all__ = ["WORDS", "draw_length", "messages", "prefix_text", "prompt_text"]
 
 _WORD_TEXT = """
 the of and to in is it you that he was for on are with as his they be at one have this
@@ -51,12 +56,22 @@ def prompt_text(seed: int, request_id: str, n_tokens: int) -> str:
     return " ".join([request_id, *words])
 
 
+def prefix_text(seed: int, name: str, n_words: int) -> str:
+    """A shared prefix: its name, then n_words-1 seeded words."""
+    rng = random.Random(f"{seed}:prefix:{name}")
+    return " ".join([f"prefix-{name}", *rng.choices(WORDS, k=max(0, n_words - 1))])
+
+
 def messages(
-    seed: int, request_id: str, n_tokens: int, system_prompt: str | None
+    seed: int, request_id: str, n_tokens: int, system_prompt: str | None,
+    prefix: tuple[str, int] | None = None,
 ) -> list[dict[str, str]]:
-    """The chat `messages` for one request."""
+    """The chat `messages` for one request; `prefix` is (name, words) of its shared prefix."""
     out = []
     if system_prompt:
         out.append({"role": "system", "content": system_prompt})
-    out.append({"role": "user", "content": prompt_text(seed, request_id, n_tokens)})
+    text = prompt_text(seed, request_id, n_tokens)
+    if prefix is not None:
+        text = prefix_text(seed, prefix[0], prefix[1]) + "\n\n" + text
+    out.append({"role": "user", "content": text})
     return out

@@ -75,6 +75,9 @@ def _point_row(point: dict[str, Any]) -> dict[str, Any]:
         "input_tokens_requested_median": calibration.get("requested_median"),
         "input_tokens_ratio": calibration.get("ratio_median"),
         "input_tokens_source": point["tokens"].get("input_source", "usage"),
+        # null with a reason when the endpoint's usage carried no cached count (not 0)
+        "cache_hit_rate": (point.get("cache") or {}).get("hit_rate"),
+        "cache_reason": (point.get("cache") or {}).get("reason"),
     }
 
 
@@ -153,7 +156,7 @@ def render(summary: dict[str, Any]) -> str:
     lines = [f"{summary['workload']} on {summary['endpoint']}: {summary['result']}"]
     if "points" in summary:
         head = ("point", "ok", "failed", "ttft p50/p90 ms", "tpot p50/p90 ms", "sys tok/s",
-                "tok/s/user", "goodput rps", "input act/req")
+                "tok/s/user", "goodput rps", "input act/req", "cache hit")
         rows: list[tuple[str, ...]] = [head]
         for p in summary["points"]:
             ratio = p["input_tokens_ratio"]
@@ -166,6 +169,7 @@ def render(summary: dict[str, Any]) -> str:
                 f"{fmt(p['input_tokens_actual_median'], 0)}/"
                 f"{fmt(p['input_tokens_requested_median'], 0)}"
                 + (f" ({ratio:.2f})" if ratio is not None else f" ({p['input_tokens_source']})"),
+                _cache_cell(p),
             ))
         lines += _table(rows)
         for point, turns in summary.get("turns", {}).items():
@@ -205,6 +209,14 @@ def render(summary: dict[str, Any]) -> str:
     for problem in summary["problems"]:
         lines.append(f"problem: {problem}")
     return "\n".join(lines)
+
+
+def _cache_cell(row: dict[str, Any]) -> str:
+    """The hit rate as a percentage, or why there is none ("not reported", never 0%)."""
+    if row["cache_hit_rate"] is not None:
+        return f"{row['cache_hit_rate'] * 100:.1f}%"
+    return {"not_reported": "not reported", "no_input": "no input"}.get(
+        row["cache_reason"] or "", "-")
 
 
 def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:

@@ -3,8 +3,8 @@
     closed loop (concurrency)  warm-up requests first (at most `c` at once, to completion),
                                then `c` workers share the measured requests: each sends its
                                next one as soon as its last one finished
-    open loop (poisson, burst) one timeline per point (one for the whole burst): each request
-                               is started at t0 + its planned offset whether or not earlier
+    open loop (poisson, burst, one timeline per point (one for the whole burst): each request
+               trace)          is started at t0 + its planned offset whether or not earlier
                                ones finished; `t_scheduled_ns` is that planned instant, so
                                schedule delay and latency from it are measured
 
@@ -27,10 +27,12 @@ from epbench.runner.plan import Plan, PlannedRequest, PointPlan
 from epbench.runner.progress import PointProgress
 from epbench.runner.prompts import messages
 from epbench.runner.retry import SERVING_RETRYABLE, RetryPolicy, send_with_retries
+from epbench.runner.trace_prompts import trace_prompt
 from epbench.runner.workload import ServingWorkload
 
 _clock = time.perf_counter_ns
 _OPEN_LOOP_LEAD_NS = 20_000_000  # the first arrival is 20 ms out, so the loop can set up
+_TIMER_SLACK_NS = 1_500_000  # an open-loop send wakes this early, then yields until its instant
 
 
 def request_body(
@@ -43,13 +45,23 @@ def request_body(
     length fitted to the endpoint when a calibration is given, else one word per requested
     token."""
     model = endpoint.get("model") or {}
-    words = (calibration or Calibration()).words_for(req.input_tokens)
+    fit = calibration or Calibration()
+    words = fit.words_for(req.input_tokens)
+    prefix = None
+    shared = workload.prompts.get("shared_prefix")
+    if shared and req.prefix:  # the planned length counts the prefix's tokens too
+        prefix_words = fit.words_within(int(shared["tokens"]))
+        prefix = (req.prefix, prefix_words)
+        words = max(1, words - prefix_words)
+    if req.hash_ids is not None:  # a Mooncake trace: the trace's prefix blocks
+        chat = trace_messages(workload.seed, req, words, fit, workload.prompts.get("system_prompt"))
+    else:
+        chat = messages(workload.seed, req.request_id, words,
+                        workload.prompts.get("system_prompt"), prefix)
     body: dict[str, Any] = {
         "model": model.get("name", "default"),
-        "messages": messages(
-            workload.seed, req.request_id, words, workload.prompts.get("system_prompt")
-        ),
-        "max_tokens": workload.max_tokens,
+        "messages": chat,
+        "max_tokens": req.max_tokens or workload.max_tokens,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -59,6 +71,16 @@ def request_body(
     if workload.prompts.get("ignore_eos"):
         body["ignore_eos"] = True
     return body
+
+
+def trace_messages(seed: int, req: PlannedRequest, words: int, fit: Calibration,
+                   system_prompt: str | None) -> list[dict[str, str]]:
+    """The chat messages of a Mooncake trace request (epbench.runner.trace_prompts)."""
+    per_word = fit.tokens_per_word if fit.source == "usage" else 1.0
+    overhead = fit.overhead_tokens if fit.source == "usage" else 0.0
+    text = trace_prompt(seed, req.request_id, req.hash_ids or (), words, per_word, overhead)
+    out = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*out, {"role": "user", "content": text}]
 
 
 def make_record(
@@ -72,8 +94,9 @@ def make_record(
     """One journal line (epbench.core.journal_records.RequestLine).
 
     `input_tokens` is the endpoint's own count (`input_source: usage`) or null; the planned
-    length is `input_requested` and is never written where a measured count belongs."""
-    return {
+    length is `input_requested` and is never written where a measured count belongs; a trace
+    request's planned output length is `output_requested`."""
+    record: RequestLine = {
         "request_id": req.request_id,
         "point": req.point,
         "seq": req.seq,
@@ -108,6 +131,9 @@ def make_record(
         "tool_calls": res.tool_calls,
         "sse_events": res.sse_events,
     }
+    if req.max_tokens is not None:
+        record["output_requested"] = req.max_tokens
+    return record
 
 
 class ServingRunner:
@@ -143,9 +169,11 @@ class ServingRunner:
         return self.sent
 
     async def _one(
-        self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress
+        self, req: PlannedRequest, t_scheduled_ns: int | None, bar: PointProgress,
+        body: dict[str, Any] | None = None,
     ) -> None:
-        body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
+        if body is None:
+            body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
         sends: list[ChatResponse] = []
         retried = await send_with_retries(
             lambda: self.ctx.client.chat(body, request_id=req.request_id),
@@ -194,15 +222,27 @@ class ServingRunner:
         try:
             for req in pending:
                 target = t0 + round(((req.offset_s or 0.0) - shift) * 1e9)
-                delay = target - _clock()
-                if delay > 0:
-                    await asyncio.sleep(delay / 1e9)
-                tasks.append(asyncio.create_task(self._one(req, target, bar)))
+                # Built before its instant: the lag a request shows is the loop's, not the
+                # time its prompt took to write (a 4k-token prompt is ~0.5 ms of words).
+                body = request_body(self.workload, self.ctx.endpoint, req, self.calibration)
+                await _sleep_until(target)
+                tasks.append(asyncio.create_task(self._one(req, target, bar, body)))
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
                 task.cancel()
             bar.close()
+
+
+async def _sleep_until(target_ns: int) -> None:
+    """Return at `target_ns` (perf_counter_ns), not before: the loop's timer takes it to within
+    a millisecond (uvloop's timers count whole milliseconds, and fire up to one early or late),
+    then the loop is yielded to, events and all, until the instant."""
+    delay = target_ns - _clock() - _TIMER_SLACK_NS
+    if delay > 0:
+        await asyncio.sleep(delay / 1e9)
+    while _clock() < target_ns:
+        await asyncio.sleep(0)
 
 
 async def _workers(

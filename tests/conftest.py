@@ -38,3 +38,32 @@ def _fresh_recompute_cache(tmp_path_factory: pytest.TempPathFactory,
     """Each test validates cold: recomputations remembered by one test (or by the developer's
     own ~/.cache) must not hide a problem from another."""
     monkeypatch.setenv("EPBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("epbench-cache")))
+
+
+# ------------------------------------------------------------------ servers built in the background
+# The real servers that have virtualenvs of their own (tests/server_envs.py) are built while the
+# other tests run: a test on one carries `@pytest.mark.built_server("llama")` (the name of its
+# ServerEnv in lower case); collection starts the builds the collected tests need, and those
+# tests run last, so a fresh machine's compile overlaps the rest of the suite.
+def _built_servers(item: pytest.Item) -> set[str]:
+    return {str(arg) for mark in item.iter_markers("built_server") for arg in mark.args}
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    from tests import server_envs
+
+    needed = {name: _built_servers(item) for name, item in
+              ((item.nodeid, item) for item in items)}
+    wanted = set().union(*needed.values()) if needed else set()
+    for name in sorted(wanted):
+        getattr(server_envs, name.upper()).prebuild()
+    if wanted:
+        items[:] = [i for i in items if not needed[i.nodeid]] + \
+            [i for i in items if needed[i.nodeid]]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    server_envs = sys.modules.get("tests.server_envs")
+    if server_envs is not None:
+        server_envs.stop_all()

@@ -7,8 +7,9 @@ about 0.5 MB) with the `gguf` package: nothing is downloaded. `tiny_gguf()` cach
 `python -m llama_cpp.server` on a free loopback port, waits until `/v1/models` answers, yields
 the base URL (ending in /v1) and stops the server.
 
-When llama_cpp cannot be imported or the server does not start, the tests call `need()`: a skip
-on a laptop, a failure under CI=true.
+llama-cpp-python runs from a virtualenv of its own (tests/server_envs.py `LLAMA`), built once
+outside the checkout. When it cannot be built or the server does not start, the tests call
+`need()`: a skip on a laptop, a failure under CI=true.
 
 The model's greedy output is random but deterministic. Its end-of-text tokens (`</s>`,
 `<|im_end|>`) get all-zero output rows, so their logit is 0 while the best random logit is
@@ -21,11 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import need
+from tests.server_envs import LLAMA, BuildFailed
 
 MODEL_NAME = "tiny-llama"
 N_EMBD = 64
@@ -156,8 +156,14 @@ def tiny_gguf() -> Path:
     return path
 
 
-def llama_cpp_available() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
+def llama_python() -> Path:
+    """The interpreter of llama-cpp-python's own virtualenv (tests/server_envs.py: built once,
+    in the background from collection on); `need()` when it cannot be built."""
+    try:
+        return LLAMA.python()
+    except BuildFailed as error:
+        need(f"llama-cpp-python[server] could not be built: {error}")
+        raise
 
 
 def free_port() -> int:
@@ -185,12 +191,11 @@ def llama_server(
     Calls `need()` (skip locally, fail under CI=true) when llama_cpp is missing or the server
     does not answer `/v1/models` within `start_timeout_s`.
     """
-    if not llama_cpp_available():
-        need("llama-cpp-python[server] is not installed (pip install 'llama-cpp-python[server]')")
+    python = llama_python()
     model_path = model or tiny_gguf()
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        str(python), "-m", "llama_cpp.server",
         "--model", str(model_path),
         "--model_alias", MODEL_NAME,
         "--chat_format", chat_format,

@@ -17,7 +17,7 @@ from tests.conftest import need
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.built_server("llama")]
 
 TOOL = {
     "name": "get_weather",

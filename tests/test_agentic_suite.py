@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from epbench.core.metrics.wilson import wilson
-from epbench.generator.agentic_suite import SUITE_COLUMNS, add_suite, suite_rows
+from epbench.generator.agentic_suite import SUITE_COLUMNS, add_suite, pool_rows, pools, suite_rows
 
 
 def row(run: str, endpoint: str, workload: str, day: str, rate: float, n: int,
@@ -67,3 +67,46 @@ def test_no_ranked_agentic_result_gives_no_suite_rows() -> None:
     empty = pd.DataFrame(columns=["run_id", "endpoint_id", "rankable"])
     add_suite(empty)
     assert suite_rows(empty) == [] and set(SUITE_COLUMNS) <= set(empty.columns)
+
+
+def _tiered(run: str, endpoint: str, rate: float, n: int, *, tier: str, division: str,
+            reasons: list[str]) -> dict:
+    return {**row(run, endpoint, "w1", "2026-11-01", rate, n, ranked=not reasons),
+            "tier": tier, "division": division, "unranked_reasons": reasons}
+
+
+SELF = "self-reported: no verified attestation"
+
+
+def test_each_pool_takes_in_what_its_control_includes_and_counts_the_unranked_it_pooled() -> None:
+    table = pd.DataFrame([
+        _tiered("r", "ranked", 0.9, 10, tier="attested", division="open", reasons=[]),
+        # self-reported with no other reason: ranks once the reader includes self-reported ones
+        _tiered("s", "selfrep", 0.8, 10, tier="self-reported", division="open", reasons=[SELF]),
+        # self-reported and quick: unranked even then
+        _tiered("q", "selfquick", 0.7, 10, tier="self-reported", division="open",
+                reasons=[SELF, "quick run"]),
+        _tiered("e", "emulated", 1.0, 10, tier="self-reported", division="emulated",
+                reasons=[SELF, "emulated endpoint"]),
+    ])
+    add_suite(table)
+    seen = {pool: [r["endpoint_id"] for r in pool_rows(table, pool)]
+            for pool in ("ranked", "self", "unranked", "all")}
+    assert seen == {"ranked": ["ranked"], "self": ["ranked", "selfrep"],
+                    "unranked": ["emulated", "ranked"],
+                    "all": ["emulated", "ranked", "selfrep", "selfquick"]}
+    unranked = {r["endpoint_id"]: r["unranked"] for r in pool_rows(table, "all")}
+    assert unranked == {"emulated": 1, "ranked": 0, "selfrep": 1, "selfquick": 1}
+    e = next(r for r in pool_rows(table, "all") if r["endpoint_id"] == "emulated")
+    assert (e["suite_success_rate"], e["suite_success_n"]) == (1.0, 10)
+    assert (e["suite_success_ci_low"], e["suite_success_ci_high"]) == pytest.approx(
+        wilson(10, 10))
+
+
+def test_equal_pools_are_written_once_naming_every_pool_they_serve() -> None:
+    table = pd.DataFrame([
+        _tiered("e", "emulated", 1.0, 10, tier="self-reported", division="emulated",
+                reasons=[SELF, "emulated endpoint"])])
+    add_suite(table)
+    got = [(p["pools"], [r["endpoint_id"] for r in p["rows"]]) for p in pools(table)]
+    assert got == [(["ranked", "self"], []), (["unranked", "all"], ["emulated"])]

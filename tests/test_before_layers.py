@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from epbench.generator.render import POINT_COLUMNS
+from epbench.generator.render import CACHE_CELLS, POINT_COLUMNS
 from epbench.runner.merge import merge_runs
 from tests.tools.before_layers import DATA, snapshot
 
@@ -38,10 +38,14 @@ ADDED = {
                 "suite_success_ci_low", "suite_success_ci_high", "suite_decision_ms_p50",
                 "suite_usd_per_successful_task"},
     "points": {"unranked_reasons", "tier", "tier_reason", "ttft_ms_p90_ci_low",
-               "ttft_ms_p90_ci_high"},
+               "ttft_ms_p90_ci_high",
+               # issue 25: the prompt cache
+               "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached"},
     "runs": {"quality", "quality_below", "bfcl", "unranked_reasons", "journal_path",
              "tier", "tier_reason", "confirmation", "confirmed_by",
-             "usd_per_mtok_output_at_max_tps", "tps_at_target"},
+             "usd_per_mtok_output_at_max_tps", "tps_at_target",
+             # issue 25: the prompt cache
+             "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached_at_max_tps"},
     "history": {"tier", "tier_reason"},
 }
 # Issue 24: a run carries $ per M output tokens at its point of max throughput (what the
@@ -68,11 +72,17 @@ def test_old_results_give_the_same_findings_tables_and_run_pages_as_before() -> 
                        for row in got["tables"][name])
     # The run page's points gained each point's cost per M output tokens since (issue 13):
     # the other cells are as before.
+    # Issue 25: each point's prompt-cache hit rate and its cost without cache prices, last;
+    # an old result's says it was written before cache figures.
     cost_at = POINT_COLUMNS.index("cost per M output tokens")
-    pages = {run: [row[:cost_at] + row[cost_at + 1:] for row in rows]
+    cache_at = len(POINT_COLUMNS) - CACHE_CELLS
+    pages = {run: [row[:cost_at] + row[cost_at + 1:cache_at] for row in rows]
              for run, rows in got["run_pages"].items()}
     assert pages == EXPECTED["run_pages"]
     assert all(str(row[cost_at]).startswith(("$", "—"))
+               for rows in got["run_pages"].values() for row in rows)
+    assert all(row[cache_at].startswith("not recorded")
+               and row[cache_at + 1].startswith(("$", "—"))
                for rows in got["run_pages"].values() for row in rows)
     assert set(got["tables"]) == set(EXPECTED["tables"])
 

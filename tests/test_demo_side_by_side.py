@@ -1,6 +1,6 @@
-"""The demo's runs go side by side: each starts its own emulator, so the six runs (a serving
-sweep and agentic runs on chat completions and on each native API) go four at a time, not one after
-another (what kept the demo at 232-264 s)."""
+"""The demo's runs go side by side: each starts its own emulator, so the seven runs (a serving
+sweep and agentic runs on chat completions and on each native API, and a shared-prefix sweep)
+go four at a time, not one after another (what kept the demo at 232-264 s)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,6 @@ def test_the_demo_starts_its_run_groups_at_once(tmp_path: Path,
     monkeypatch.setattr(epbench.runner.entry, "run_command", fake)
     with pytest.raises(_Stop):
         run_demo(tmp_path)
-    assert active[1] == 4, active  # MAX_AT_ONCE; the last two start as the first end
+    assert active[1] == 4, active  # MAX_AT_ONCE; the last three start as the first end
     assert sorted(workloads) == ["agentic", "chat-short", "chat-short", "chat-short",
-                                 "parallel-stock-quotes", "retail-refund"]
+                                 "parallel-stock-quotes", "retail-refund", "shared-prefix"]

@@ -37,7 +37,13 @@ def _request_line() -> RequestLine:
 
 
 def test_the_runner_writes_request_lines_holding_exactly_the_request_line_type_keys() -> None:
-    assert set(_request_line()) == set(RequestLine.__annotations__)
+    assert set(_request_line()) == set(RequestLine.__required_keys__)
+    # a trace request also says how many output tokens it asked for
+    req = PlannedRequest("trace-00003", "trace", 3, False, 64, 0.25, max_tokens=12)
+    res = ChatResponse()
+    res.t_send_ns, res.t_done_ns, res.status = 1_000, 9_000, 200
+    trace = make_record(req, res, 5_000, 1, 0.0, 0)
+    assert set(trace) == set(RequestLine.__annotations__) and trace["output_requested"] == 12
 
 
 @pytest.mark.parametrize(("record", "fields"), [

@@ -29,7 +29,7 @@ import pytest
 from epbench.core.schema import check_schema
 from tests.llama_fixture import MODEL_NAME, llama_server
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.built_server("llama")]
 
 ROLE_DELAY_S = 0.4
 TOOLS = [{

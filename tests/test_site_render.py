@@ -15,6 +15,7 @@ from epbench.generator.csp import HASHES_TOKEN, script_hashes, secure_html
 from epbench.generator.latest import latest_runs, latest_views
 from epbench.generator.pages import home_context, write_pages
 from epbench.generator.plain_json import view_table
+from epbench.generator.render import POINT_COLUMNS as PAGE_POINT_COLUMNS
 from epbench.generator.render import (
     flatten,
     fmt_number,
@@ -194,7 +195,8 @@ def test_result_context_lists_every_point_price_and_disclosure_field() -> None:
     ctx = result_context(doc, row, root="../../")
     assert [p[0] for p in ctx["points"]] == ["c1", "c8"]
     assert ctx["points"][0][1] == "concurrency 1"
-    assert [p[-1] for p in ctx["points"]] == [True, False]  # the frontier the row names
+    frontier = PAGE_POINT_COLUMNS.index("on frontier")
+    assert [p[frontier] for p in ctx["points"]] == [True, False]  # the frontier the row names
     assert ("output_usd_per_mtok", 0.2) in ctx["price_card"]
     disclosure = dict(ctx["disclosure"])
     assert disclosure["endpoint.region"] == "us-east-1"

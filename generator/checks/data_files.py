@@ -9,6 +9,9 @@ or folder; a dot-file or an unknown extension hides from tools that look for doc
                  <...>/<name>.events.jsonl.gz       its journal, beside <name>.json
                  <...>/<name>.sigstore.json         its attestation bundle, beside <name>.json
     workloads/   <...>/<name>.yaml|.yml|.json       a workload
+                 traces/<name>.csv|.jsonl           a request trace a workload replays (checked
+                                                    with the workloads that name it)
+                 traces/README.md, LICENSE-*.txt    the traces' attribution and licences
     endpoints/   <name>.yaml|.yml|.json             an endpoint file
                  <name>.yaml.example (...)          a template, not checked
 
@@ -26,6 +29,7 @@ from typing import Literal
 from epbench.core.findings import Finding
 from epbench.core.journal_records import SUFFIX as JOURNAL_SUFFIX
 from epbench.core.provenance import BUNDLE_SUFFIX
+from epbench.core.trace_file import TRACE_PATH
 from epbench.generator.checks.base import check
 
 DATA_FOLDERS = ("results", "workloads", "endpoints")
@@ -52,8 +56,8 @@ SYMLINK = check(
     "commit the file itself, not a link to it",
 )
 
-Kind = Literal["document", "journal", "attestation", "template"]
-NOT_DOCUMENTS: tuple[Kind, ...] = ("journal", "attestation", "template")
+Kind = Literal["document", "journal", "attestation", "template", "trace"]
+NOT_DOCUMENTS: tuple[Kind, ...] = ("journal", "attestation", "template", "trace")
 """Kinds that sit in a data folder but are not checked as documents of their own."""
 
 
@@ -109,10 +113,18 @@ def classify(path: Path, display: str, mode: int | None = None,
                                        f"({result.name})")
     if name == "endpoints" and base.endswith(TEMPLATE_SUFFIXES):
         return "template"
+    if name == "workloads" and len(below) == 2 and below[0] == "traces" and _trace_file(base):
+        return "trace"
     if base.endswith(DOCUMENT_SUFFIXES[name]):
         return "document"
     return UNKNOWN.at(display, "", f"{name}/ does not hold files like this one "
                                    f"({_shape(base)})")
+
+
+def _trace_file(base: str) -> bool:
+    """A trace (epbench.core.trace_file.TRACE_PATH) or its attribution, in workloads/traces/."""
+    return bool(TRACE_PATH.match(f"workloads/traces/{base}")) or base == "README.md" or (
+        base.startswith("LICENSE-") and base.endswith(".txt"))
 
 
 def result_of(path: Path) -> Path | None:

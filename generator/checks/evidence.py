@@ -6,10 +6,11 @@ the pinned sha256; then every published figure is recomputed with the functions 
 used (epbench.core.summary for points, Pareto, retries, burst and resumes;
 epbench.core.agentic_summary for
 the agentic section) and compared: counts and other integers exactly, other numbers to 1e-9
-relative. The first figure that differs is named with its pointer, the value in the file and
-the recomputed one. A result whose requests all failed measured nothing and is rejected. A
-request the journal calls ok must report usage its streamed bytes and max_tokens allow
-(epbench.generator.checks.usage).
+relative (a result none of whose points has a `cache` block was written before it, and is
+compared without it). The first figure that differs is named with its pointer, the value in
+the file and the recomputed one. A result whose requests all failed measured nothing and is
+rejected. A request the journal calls ok must report usage its streamed bytes and max_tokens
+allow (epbench.generator.checks.usage).
 
 Request lines may carry what the server said (`response_id`, `server_headers`): when they
 do, those must be what the runner keeps (epcore/server_evidence.py: allow-listed names,
@@ -155,6 +156,12 @@ def recompute(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
     legacy = any(isinstance(p, Mapping) and "ci95" in (p.get("itl_ms") or {})
                  for p in result.get("points") or [])  # written before ITL lost its interval
     out = summarize_run(RunSpec.from_json(header.get("spec")), records, itl_interval=legacy)
+    published = [p for p in result.get("points") or [] if isinstance(p, Mapping)]
+    if published and not any("cache" in p for p in published):
+        # written before points carried `cache` (their journals did record cached tokens):
+        # compared as written then, and shown as having no cache figures
+        for point in out["points"]:
+            point.pop("cache", None)
     return {key: out.get(key) for key in _SERVING_FIGURES}
 
 

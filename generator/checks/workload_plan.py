@@ -9,6 +9,9 @@ sha256 (epbench.core.workload_plan, the functions the runner planned with) and t
     requests     every request line is a planned request (id, point, seq, warm-up flag and
                  prompt length as planned), at most once; every point of the run line has
                  exactly its planned requests
+    trace        the trace file the workload names has its sha256 and parses (its plan is
+                 rebuilt from it); each request asked for its planned output length, and
+                 within a session the requests were scheduled at the trace's spacing
     histories    conversations: each turn is its planned session and turn, and sent as history
                  exactly its session's earlier successful exchanges (message and answer
                  characters), keeping no more answer characters than it streamed bytes
@@ -21,13 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from epbench.core.conversation_plan import conversation_points, planned_turns
 from epbench.core.documents import DocumentError, parse_document
+from epbench.core.errors import InputError
 from epbench.core.findings import Finding
 from epbench.core.runspec import RunSpec
 from epbench.core.schema import check_schema
+from epbench.core.trace_plan import load_trace, project_root, trace_point
 from epbench.core.workload_plan import PlannedPoint, plan_points, planned_requests, run_spec
 from epbench.generator.checks.base import check
 from epbench.generator.checks.workload_sha import WorkloadIndex
@@ -75,7 +81,9 @@ def expected_plan(result: Mapping[str, Any], index: WorkloadIndex | None,
         data = index.bytes_for(workload["id"], workload["kind"], workload["sha256"])
         if data is None:
             return None  # workload.unknown or workload.sha256 says why
-        _PLANS[key] = _rebuild(data, str(workload["id"]), quick)
+        path = index.file_for(workload["id"], workload["kind"])
+        root = project_root(path) if path is not None else None
+        _PLANS[key] = _rebuild(data, str(workload["id"]), quick, root)
     found = _PLANS[key]
     if isinstance(found, tuple):
         pointer, message, *fix = found
@@ -102,12 +110,15 @@ def claimed_workload(data: bytes, workload_id: str,
     return doc
 
 
-def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str, ...]:
+def _rebuild(data: bytes, workload_id: str, quick: bool,
+             root: Path | None = None) -> Expected | tuple[str, ...]:
     doc = claimed_workload(data, workload_id, "serving")
     if isinstance(doc, tuple):
         return doc
     load = doc["load"]
     quick_block = doc.get("quick") or {}
+    if load["pattern"] == "trace":
+        return _rebuild_trace(doc, workload_id, quick, root)
     if load["pattern"] == "conversation":
         count = planned_turns(load, quick_block if quick else {})
     else:
@@ -120,8 +131,27 @@ def _rebuild(data: bytes, workload_id: str, quick: bool) -> Expected | tuple[str
                                             quick_block if quick else {}), None
     else:
         points, burst = plan_points(load["pattern"], int(doc["seed"]), load,
-                                    doc["prompts"]["input_tokens"], quick_block, quick)
+                                    doc["prompts"]["input_tokens"], quick_block, quick,
+                                    doc["prompts"].get("shared_prefix"))
     return Expected(doc, points, burst)
+
+
+def _rebuild_trace(doc: dict[str, Any], workload_id: str, quick: bool,
+                   root: Path | None) -> Expected | tuple[str, ...]:
+    """A trace workload's plan, from the trace file it names (its sha256 checked: the trace
+    is untrusted data like the workload, parsed by the runner's parser)."""
+    load = doc["load"]
+    try:
+        trace = load_trace(load["trace"], root, f"workload {workload_id}")
+        point = trace_point(load, trace, int(doc["prompts"]["max_tokens"]),
+                            doc.get("quick") or {}, quick, f"workload {workload_id}")
+    except InputError as exc:
+        return ("/workload/sha256", f"the workload's trace cannot be replayed: {exc}",
+                "keep the trace file the workload names, unedited, under workloads/traces/")
+    if point.count > MAX_PLANNED:
+        return ("/workload", f"the workload plans {point.count} requests; validation rebuilds "
+                f"plans of up to {MAX_PLANNED}", "replay a smaller window of the trace")
+    return Expected(doc, [point], None)
 
 
 def check_plan(result: Mapping[str, Any], expected: Expected,
@@ -231,13 +261,51 @@ def _requests(spec: RunSpec, expected: Expected,
         if length != point.lengths[seq]:
             return where, (f"request {point.request_id(seq)!r} asked for {length} input tokens, "
                            f"the plan {point.lengths[seq]}")
+        if point.outputs is not None and record.get("output_requested") != point.outputs[seq]:
+            return where, (f"request {point.request_id(seq)!r} asked for "
+                           f"{record.get('output_requested')} output tokens, the plan "
+                           f"{point.outputs[seq]}")
         turns = point.conversation
         if turns is not None and (record.get("session"), record.get("turn")) != (
                 turns.session[seq], turns.turn[seq]):
             return where, (f"request {point.request_id(seq)!r} is session "
                            f"{record.get('session')!r} turn {record.get('turn')!r}, the plan's "
                            f"session {turns.session[seq]} turn {turns.turn[seq]}")
+    if spec.pattern == "trace":
+        return _trace_times(records, by_id, position)
     return _histories(lines, position)
+
+
+TRACE_SLACK_NS = 1_000
+"""How far a trace request's scheduled instant may sit from the trace's spacing (rounding)."""
+
+
+def _trace_times(records: Sequence[Mapping[str, Any]], by_id: Mapping[str, PlannedPoint],
+                 position: Mapping[str, int]) -> tuple[str, str] | None:
+    """Within each session, every request was scheduled at the trace's (scaled) spacing: its
+    `t_scheduled_ns` minus its planned offset is one constant (a resume shifts it)."""
+    session = 0
+    shifts: dict[tuple[str, int], tuple[int, int]] = {}
+    for record in records:
+        kind = record.get("type", "request")
+        if kind in ("session", "shard"):
+            session += 1
+            continue
+        if kind != "request":
+            continue
+        point = by_id[str(record["point"])]
+        scheduled = record.get("t_scheduled_ns")
+        where = f"/points/{position[point.id]}"
+        if type(scheduled) is not int or point.offsets is None:
+            return where, f"request {str(record['request_id'])[:60]!r} has no scheduled time"
+        shift = scheduled - round(point.offsets[int(record["seq"])] * 1e9)
+        low, high = shifts.get((point.id, session), (shift, shift))
+        low, high = min(low, shift), max(high, shift)
+        if high - low > TRACE_SLACK_NS:
+            return where, (f"request {str(record['request_id'])[:60]!r} was scheduled "
+                           f"{(high - low) / 1e6:.3f} ms off the trace's spacing")
+        shifts[point.id, session] = (low, high)
+    return None
 
 
 # --- conversations: each turn sent the history its session's earlier turns made -------------

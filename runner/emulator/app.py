@@ -144,7 +144,8 @@ class EmulatorApp:
 def _frames(p: Any, answer_id: str, created: int, model: str) -> Any:
     """The SSE encoder of the plan's API."""
     tally = p.tally or Tally(p.prompt_tokens, 0)
-    tally = Tally(tally.prompt, 0, p.reasoning, tally.cache_read, tally.cache_write)
+    tally = Tally(tally.prompt, 0, p.reasoning, tally.cache_read, tally.cache_write,
+                  tally.cache_reported)
     if p.api == MESSAGES:
         return MessagesFrames(answer_id, model, tally)
     if p.api == CHAT:

@@ -146,17 +146,14 @@ def sequential(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def cache_tally(state: EmulatorState, body: dict[str, Any], prompt: int, api: str) -> Tally:
-    """Prompt-cache figures: with `prompt_cache` on, a system prompt seen before is read from
-    the cache (its tokens skip prefill), a new one is written to it (reported by Anthropic)."""
-    settings = state.settings
-    messages = body["messages"]
-    first = messages[0] if isinstance(messages[0], dict) else {}
-    if not settings.prompt_cache or first.get("role") != "system":
+    """Prompt-cache figures: with `prompt_cache` on, the prompt's leading blocks found in the
+    prefix cache are read from it (their tokens skip prefill) and the rest are written to it
+    (a write only Anthropic reports). With it off, chat usage has no cache figures at all."""
+    if not state.settings.prompt_cache:
         return Tally(prompt, 0)
-    tokens = min(prompt, count_prompt_tokens([first], settings.chars_per_token))
-    if state.cache_hit(str(first.get("content"))):
-        return Tally(prompt, 0, cache_read=tokens)
-    return Tally(prompt, 0, cache_write=tokens if api == MESSAGES else 0)
+    outcome = state.visit_cache(body["messages"], prompt)
+    return Tally(prompt, 0, cache_read=outcome.read,
+                 cache_write=outcome.written if api == MESSAGES else 0, cache_reported=True)
 
 
 async def reject(send: Send, record: RequestRecord, p: Plan, headers: list[Any]) -> None:
@@ -268,7 +265,8 @@ async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: P
                    completion_id: str, created: int, clock: DecodeClock,
                    headers: list[Any]) -> None:
     """Wait out the whole generation, then send one chat.completion body (holding a slot)."""
-    clock.start(p.prompt_tokens)
+    cached = p.tally.cache_read if p.tally is not None else 0
+    clock.start(max(1, p.prompt_tokens - cached))
     if p.fault == "stall":
         clock.deadline_ns += int(state.settings.faults.stall_s * 1e9)
     await clock.wait()
@@ -285,11 +283,12 @@ async def complete(state: EmulatorState, send: Send, record: RequestRecord, p: P
     model = state.settings.model_name
     if p.api == CHAT:
         body = completion_body(completion_id, created, model, message, p.finish_reason,
-                               p.prompt_tokens, tokens)
+                               p.prompt_tokens, tokens, p.tally)
     else:
         # the native APIs count reasoning in the output (and say how much of it there was)
         tally = p.tally or Tally(p.prompt_tokens, 0)
-        tally = Tally(tally.prompt, 0, p.reasoning, tally.cache_read, tally.cache_write)
+        tally = Tally(tally.prompt, 0, p.reasoning, tally.cache_read, tally.cache_write,
+                      tally.cache_reported)
         body = native_body(p.api, completion_id, created, model, message, p.finish_reason,
                            tally, tokens + (p.reasoning if p.script is None else 0))
     if p.fault == "empty_choices":

@@ -71,13 +71,10 @@ class ChunkFrames:
         tail = self.finish(reason)
         if include_usage:
             t = self.tally
-            if t is None or not (t.cache_read or t.reasoning):
+            if t is None or not (t.cache_reported or t.cache_read or t.reasoning):
                 tail += self.usage(t.prompt if t is not None else 0, completion_tokens)
             else:
-                usage = {"prompt_tokens": t.prompt, "completion_tokens": completion_tokens,
-                         "total_tokens": t.prompt + completion_tokens,
-                         "prompt_tokens_details": {"cached_tokens": t.cache_read},
-                         "completion_tokens_details": {"reasoning_tokens": t.reasoning}}
+                usage = chat_usage(t, completion_tokens)
                 tail += self._head + b',"choices":[],"usage":' + _dumps(usage) + b"}\n\n"
         return tail + DONE
 
@@ -102,6 +99,14 @@ def _usage(prompt_tokens: int, completion_tokens: int) -> bytes:
     )
 
 
+def chat_usage(t: Any, completion_tokens: int) -> dict[str, Any]:
+    """Chat usage with its details, from a `native_frames.Tally`."""
+    return {"prompt_tokens": t.prompt, "completion_tokens": completion_tokens,
+            "total_tokens": t.prompt + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": t.cache_read},
+            "completion_tokens_details": {"reasoning_tokens": t.reasoning}}
+
+
 def completion_body(
     completion_id: str,
     created: int,
@@ -110,8 +115,10 @@ def completion_body(
     finish_reason: str,
     prompt_tokens: int,
     completion_tokens: int,
+    tally: Any = None,
 ) -> bytes:
-    """A non-streaming chat.completion body."""
+    """A non-streaming chat.completion body (usage details from `tally` when it reports the
+    prompt cache)."""
     return _dumps(
         {
             "id": completion_id,
@@ -121,7 +128,8 @@ def completion_body(
             "choices": [
                 {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
             ],
-            "usage": {
+            "usage": chat_usage(tally, completion_tokens)
+            if tally is not None and tally.cache_reported else {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,

@@ -32,6 +32,7 @@ class Tally:
     reasoning: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cache_reported: bool = False  # chat usage carries cached_tokens (the prefix cache is on)
 
 
 def _event(name: str, data: Json) -> bytes:

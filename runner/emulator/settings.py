@@ -14,6 +14,7 @@ from typing import Any
 from epbench.core.documents import load_document
 from epbench.core.errors import InputError
 from epbench.core.findings import problems_text
+from epbench.runner.emulator.prefix_cache import DEFAULT_BLOCK_TOKENS, DEFAULT_CAPACITY_BLOCKS
 
 DEFAULT_MAX_TOKENS = 256  # a request without max_tokens and no output_tokens distribution
 
@@ -72,6 +73,8 @@ class EmulatorSettings:
     chars_per_token: float = 4.0
     reasoning_tokens: int = 0
     prompt_cache: bool = False
+    cache_block_tokens: int = DEFAULT_BLOCK_TOKENS
+    prompt_cache_blocks: int = DEFAULT_CAPACITY_BLOCKS
     faults: FaultSettings = field(default_factory=FaultSettings)
     agentic: dict[str, Any] = field(default_factory=dict)
 
@@ -93,6 +96,8 @@ class EmulatorSettings:
             chars_per_token=float(block.get("chars_per_token", 4.0)),
             reasoning_tokens=int(block.get("reasoning_tokens", 0)),
             prompt_cache=bool(block.get("prompt_cache", False)),
+            cache_block_tokens=int(block.get("cache_block_tokens", DEFAULT_BLOCK_TOKENS)),
+            prompt_cache_blocks=int(block.get("prompt_cache_blocks", DEFAULT_CAPACITY_BLOCKS)),
             faults=FaultSettings(**{k: float(v) for k, v in faults.items()}),
             agentic=dict(block.get("agentic") or {}),
         )

@@ -16,6 +16,7 @@ from typing import Any
 from epbench.runner.emulator.agentic import Player
 from epbench.runner.emulator.batching import SlotPool
 from epbench.runner.emulator.faults import FAULT_KINDS, FaultDrawer
+from epbench.runner.emulator.prefix_cache import CacheOutcome, PrefixCache, prompt_text
 from epbench.runner.emulator.settings import Distribution, EmulatorSettings
 
 MAX_RECORDS = 200_000  # the request log keeps the newest this many (a long soak stays bounded)
@@ -57,18 +58,23 @@ class EmulatorState:
         self.agentic: dict[str, int] = dict.fromkeys(AGENTIC_KINDS, 0)
         self.records: collections.deque[RequestRecord] = collections.deque(maxlen=MAX_RECORDS)
         self._seen: dict[bytes, int] = {}
-        self._cached: set[bytes] = set()
+        s = self.settings
+        self.prefix_cache = PrefixCache(s.cache_block_tokens, s.prompt_cache_blocks,
+                                        s.chars_per_token)
+        self.cache_counts = {"prompt_tokens": 0, "read_tokens": 0, "written_tokens": 0}
         self._next_id = 0
 
-    def cache_hit(self, prefix: str) -> bool:
-        """True if this prompt prefix was cached before; caches it now either way."""
-        digest = hashlib.blake2b(prefix.encode("utf-8", "replace"), digest_size=16).digest()
-        if digest in self._cached:
-            return True
-        if len(self._cached) >= MAX_SEEN:
-            self._cached.clear()
-        self._cached.add(digest)
-        return False
+    def visit_cache(self, messages: list[Any], prompt_tokens: int) -> CacheOutcome:
+        """The prompt's blocks read from and written to the prefix cache (counted for stats;
+        never more than the prompt's own token count)."""
+        outcome = self.prefix_cache.visit(prompt_text(messages))
+        read = min(outcome.read, prompt_tokens)
+        written = min(outcome.written, prompt_tokens - read)
+        counts = self.cache_counts
+        counts["prompt_tokens"] += prompt_tokens
+        counts["read_tokens"] += read
+        counts["written_tokens"] += written
+        return CacheOutcome(read, written)
 
     def next_request_id(self) -> str:
         self._next_id += 1
@@ -94,6 +100,7 @@ class EmulatorState:
             "agentic": dict(self.agentic),
             "active": self.pool.active,
             "queued": self.pool.queued,
+            "prefix_cache": {**self.cache_counts, "blocks": len(self.prefix_cache)},
         }
 
     def records_json(self) -> list[dict[str, Any]]:

@@ -167,10 +167,16 @@ def serving_result(i: int, ep: Endpoint, day: date, client_region: str, submitte
 MS = 1_000_000
 
 
-def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
+NOT_JOURNALED = object()
+
+
+def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random,
+              cache_read: Any = NOT_JOURNALED) -> bytes:
     """Replace a serving result's figures with those of a synthetic journal (closed-loop
     rounds of `c` requests, 16 tokens each, timed by the same serving model), computed by
-    epbench.core.summary as `epbench run` does; the journal's bytes, for writing beside it."""
+    epbench.core.summary as `epbench run` does; the journal's bytes, for writing beside it.
+    `cache_read`: each request's cached input tokens (None: not reported; left out of the
+    lines unless given, as journals were before they recorded it)."""
     from epbench.core import evidence
     from epbench.core.documents import load_document
     from epbench.core.summary import summarize_run
@@ -211,6 +217,8 @@ def journaled(doc: dict[str, Any], ep: Endpoint, rng: random.Random) -> bytes:
                 "server_headers": {"request-id": f"req_{point.id}_{seq}",
                                    "x-ratelimit-remaining-requests": str(999 - seq)},
             })
+            if cache_read is not NOT_JOURNALED:
+                lines[-1].update(cache_read_tokens=cache_read, cache_write_tokens=None)
             if seq % c == c - 1:  # the round is over: the next starts when it ended
                 t = last + 2 * MS
         t += 50 * MS
@@ -370,8 +378,9 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True,
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(copy_doc), encoding="utf-8")
     write_results(results, generated, start=date(2026, 9, 1), days=60, journals=True)
-    for kind in ("serving", "agentic"):
-        # every shipped workload, those in sub-folders (agentic/bfcl/) too
+    for kind in ("serving", "agentic", "traces"):
+        # every shipped workload, those in sub-folders (agentic/bfcl/) too, and the traces
+        # the trace workloads replay
         shutil.copytree(ROOT / "workloads" / kind, folder / "workloads" / kind,
                         dirs_exist_ok=True)
     write_project_files(folder)

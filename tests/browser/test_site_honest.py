@@ -154,7 +154,7 @@ def _pooled(rows: list[dict[str, Any]], endpoint: str) -> tuple[float, float, fl
 
 def _suite_table(page: Any) -> list[list[str]]:
     return list(page.eval_on_selector_all(
-        "#epb-suite-table tbody tr",
+        "#epb-suite .epb-suite-pool:not([hidden]) tbody tr",
         "rs => rs.map(r => Array.from(r.children).map(c => c.textContent))"))
 
 

@@ -41,6 +41,7 @@ PAGE_TYPES = {
     "workload-serving": "workloads/chat-short/",
     "workload-agentic": "workloads/tool-lookup/",
     "workload-empty": "workloads/retail-refund/",
+    "workload-trace": "workloads/trace-azure-code/",
 }
 # The header tab each page type belongs to (pages outside the navigation name theirs).
 ACTIVE_TAB = {"home": "Home", "serving": "Serving", "agentic": "Agentic", "cost": "Cost",
@@ -48,13 +49,16 @@ ACTIVE_TAB = {"home": "Home", "serving": "Serving", "agentic": "Agentic", "cost"
               "methodology": "Methodology", "schemas": "Methodology", "guide": "Submit",
               "run-serving": "Serving", "run-agentic": "Agentic", "endpoint": "Serving",
               "workload-serving": "Workloads", "workload-agentic": "Workloads",
-              "workload-empty": "Workloads"}
+              "workload-empty": "Workloads", "workload-trace": "Workloads"}
 MARKUP_AS_TEXT = ("<div", "<table", "<span", "&lt;")
 
 
 def _ready(page: Any) -> None:
     if page.query_selector("#epb-board"):
         wait_for_board(page)
+    if page.query_selector("#epb-trace-charts"):
+        page.wait_for_function("() => document.querySelectorAll('#epb-trace-charts "
+                               "[data-ready]').length === 3", timeout=30000)
     if page.query_selector("#epb-buyer"):
         page.wait_for_function(
             "() => { const d = document.getElementById('epb-buyer').dataset;"
@@ -646,3 +650,36 @@ def test_a_page_names_its_subject_once_and_no_sidebar_repeats_its_section(
     sidebar = [line.strip() for line in page.inner_text(".md-sidebar--primary").splitlines()
                if line.strip()]  # what is shown: the tabs' section, then its pages
     assert sidebar.count("Methodology") == 1 and "Schema reference" in sidebar, sidebar
+
+
+def _suite_shown(page: Any) -> tuple[str, list[str]]:
+    """The suite section's visible pool: its sentence and the endpoints of its rows."""
+    which = page.inner_text("#epb-suite .epb-suite-pool:not([hidden]) .epb-suite-which")
+    rows = page.eval_on_selector_all(
+        "#epb-suite .epb-suite-pool:not([hidden]) tbody tr",
+        "rs => rs.map(r => r.children[0].innerText)")
+    return which, rows
+
+
+def test_the_suite_answer_pools_what_the_include_controls_include(
+        look: Any, unranked_url: str) -> None:
+    page = look(unranked_url)
+    which, rows = _suite_shown(page)
+    assert which.startswith("Ranked results only.") and rows == []
+    assert "No ranked agentic result yet: tick \u201cInclude unranked results\u201d" \
+        in _visible_text(page)
+    page.check("#epb-b-unranked")
+    which, rows = _suite_shown(page)
+    assert which.startswith("Every result, ranked or not") and rows, which
+    assert all(r.endswith("unranked") for r in rows), rows  # each says it pooled unranked ones
+    assert "unranked=1" in page.url
+    page.uncheck("#epb-b-unranked")
+    assert _suite_shown(page) == ("Ranked results only.", [])
+    page.context.close()
+    page = look(unranked_url + "agentic/")
+    assert _suite_shown(page)[1] == []
+    page.check("#epb-f-emulated")
+    page.check("#epb-f-self_reported")
+    which, rows = _suite_shown(page)
+    assert which.startswith("Every result, ranked or not") and rows, which
+    page.context.close()

@@ -427,6 +427,15 @@
       // date to that result's run page.
       td.appendChild(el('a', { href: config.root + 'endpoints/' + encodeURIComponent(value) + '/' }, fmt(value)));
       if (String(value).length > LONG_TEXT) { td.className = 'epb-long'; }
+    } else if (col.kind === 'cache') {
+      // A hit rate, or why there is none: "not reported by the endpoint" is not 0%.
+      if (typeof value === 'number') {
+        td.textContent = fmt(value, 'pct');
+        td.className = 'epb-num';
+        td.title = row.cache_status === 'reported' ? String(value) : String(row.cache_status);
+      } else {
+        td.textContent = row.cache_status || fmt(null);
+      }
     } else if (col.kind === 'run' && row.run_id) {
       td.appendChild(el('a', { href: config.root + 'runs/' + encodeURIComponent(row.run_id) + '/',
         title: 'this result\'s run page' }, fmt(value)));
@@ -952,6 +961,7 @@
     filtered = sortedMain().filter(function (row) { return passes(row, state); });
     var t1 = performance.now();
     renderTable();
+    S.showSuitePool(S.suitePool(state.self_reported === '1', state.emulated === '1'));
     if (!board.renders && !hintDone) { hintDone = true; updateScrollHint(); }
     var t2 = performance.now();
     var runIds = new Set(filtered.map(function (r) { return r.run_id; }));

