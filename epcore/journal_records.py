@@ -6,6 +6,8 @@
     ShardLine        before each shard's lines in a merged journal (`epbench merge`)
     TrialLine        one finished agentic trial: epbench.core.trial_record.TrialRecord's fields
     RequestLine      one finished serving request (no `type`): epbench.runner.runner.make_record
+    ConversationLine one finished conversation turn: a RequestLine with its session, turn and
+                     history counts (epbench.runner.conversation)
     AgenticRequestLine  one finished agentic request (`"type": "request"`, with task and trial)
 
 The types are TypedDicts, not dataclasses: a record is the plain dict the writer serializes,
@@ -90,6 +92,20 @@ RequestLine = TypedDict("RequestLine", {  # functional form: `class` is a Python
 """One finished serving request (docs/DESIGN.md "Journal line")."""
 
 
+class ConversationLine(RequestLine):
+    """One finished conversation turn (epbench.runner.conversation): a request line, with its
+    session and turn, the history sent before the new message (messages and characters, the
+    system prompt not counted), the new message's and the kept answer's characters. Texts stay
+    out of the journal."""
+
+    session: int
+    turn: int
+    history_messages: int
+    history_chars: int
+    message_chars: int
+    answer_chars: int
+
+
 AgenticRequestLine = TypedDict("AgenticRequestLine", {
     "type": Literal["request"],
     "request_id": str,  # <task>-t<trial>-s<step>-a<attempt>
@@ -130,7 +146,8 @@ AgenticRequestLine = TypedDict("AgenticRequestLine", {
 is journal_lines.AGENTIC_REQUEST_FIELDS."""
 
 
-JournalLine = RunLine | SessionLine | ShardLine | TrialLine | RequestLine | AgenticRequestLine
+JournalLine = (RunLine | SessionLine | ShardLine | TrialLine | RequestLine | ConversationLine
+               | AgenticRequestLine)
 
 
 def run_line(*, spec: dict[str, Any] | None = None,

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from epbench.core.conversation_summary import conversation_block, is_conversation
 from epbench.core.journal_columns import smallest_code
 from epbench.core.metrics import burst as burst_metrics
 from epbench.core.metrics import latency, pareto, throughput
@@ -211,9 +212,14 @@ def summarize_point(
     cache = cache_block(measured_input, journaled=any("cache_read_tokens" in r for r in measured))
     if cache is not None:
         out["cache"] = cache
-    calibration = input_calibration(measured_input)
+    conversation = is_conversation(measured)
+    # a conversation turn's planned length is its new message: only first turns hold to it
+    calibration = input_calibration([r for r in measured_input if r.get("turn") == 0]
+                                    if conversation else measured_input)
     if calibration is not None:
         out["input_calibration"] = calibration
+    if conversation:
+        out["conversation"] = conversation_block(records, base)
     return out
 
 

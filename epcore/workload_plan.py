@@ -8,6 +8,9 @@ its plan from (epbench.runner.plan) and `epbench validate` rebuilds to compare w
     burst        three points on one timeline: base, spike (base x factor), recovery;
                  arrivals are exponential gaps at the rate of the phase the previous arrival
                  fell in; --quick multiplies the phase lengths by `quick.time_scale`
+    conversation sessions of several turns: epbench.core.conversation_plan, which builds its
+                 points with PlannedPoint (`conversation` holds each request's session and
+                 turn); `plan_points` and `planned_requests` callers dispatch to it
 
 Shared prefixes (`prompts.shared_prefix`: K `prefixes` of L `tokens`, each used by M
 `requests_each`): every planned length is L plus the drawn suffix length, and request `seq` of
@@ -50,6 +53,8 @@ class PlannedPoint:
     # trace plans (epbench.core.trace_plan): each request's output length and prefix blocks
     outputs: array | None = None
     hash_ids: list[tuple[int, ...]] | None = None
+    # conversation points: each request's session, turn and think time (conversation_plan)
+    conversation: Any = None
 
     @property
     def count(self) -> int:
@@ -77,6 +82,12 @@ def draw_length(dist: Mapping[str, Any], rng: random.Random) -> int:
     normal/lognormal use `mean` and `stddev` of the lengths themselves; every draw is clipped
     to [min, max] when given and is at least 1.
     """
+    return max(1, round(draw_value(dist, rng)))
+
+
+def draw_value(dist: Mapping[str, Any], rng: random.Random) -> float:
+    """One value from a workload `distribution`, clipped to [min, max] when given (not
+    rounded: a conversation's think times are seconds)."""
     kind = dist["distribution"]
     low = dist.get("min")
     high = dist.get("max")
@@ -100,7 +111,7 @@ def draw_length(dist: Mapping[str, Any], rng: random.Random) -> int:
         value = max(value, float(low))
     if high is not None:
         value = min(value, float(high))
-    return max(1, round(value))
+    return value
 
 
 def planned_requests(pattern: str, load: Mapping[str, Any], quick_block: Mapping[str, Any],

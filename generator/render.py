@@ -347,6 +347,8 @@ def result_context(doc: dict[str, Any], row: dict[str, Any], root: str) -> dict[
         "pareto_html": pareto_line(doc.get("pareto") or ()),
         "burst": doc.get("burst"),
         "lag": arrival_lag(doc.get("points") or ()),
+        "conversations": [(str(p.get("id", "")), p["conversation"]) for p in doc.get("points") or ()
+                          if isinstance(p, dict) and isinstance(p.get("conversation"), dict)],
         "agentic": _agentic_context(doc["agentic"]) if doc.get("agentic") else None,
         "quality": row.get("quality"),
         "quality_below": row.get("quality_below"),

@@ -15,6 +15,9 @@ compare with a journal); this module gives each request its own record for the r
     trace        one point, `trace`: a window of a request trace at its (scaled) arrival
                  times, each request with the trace's input and output lengths (capped) and,
                  Mooncake, its prefix-block hash ids (epbench.core.trace_plan)
+    conversation sessions of several turns, one request per turn, each with its session,
+                 turn and think time (epbench.core.conversation_plan; epbench.runner.conversation
+                 sends them)
 
 The plan is written to runs/<run-id>/plan.json. It holds each request's id, point, sequence
 number, warm-up flag, prompt length, planned arrival offset and (shared prefixes) the name of
@@ -28,6 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from epbench.core.conversation_plan import conversation_points
 from epbench.core.errors import InputError
 from epbench.core.runspec import PointSpec, RunSpec
 from epbench.core.trace_plan import load_trace, project_root, trace_point
@@ -41,6 +45,7 @@ from epbench.core.workload_plan import (
 from epbench.runner.workload import ServingWorkload
 
 PLAN_VERSION = 1
+_CONVERSATION_FIELDS = ("session", "turn", "think_s")
 __all__ = ["BURST_PHASES", "Plan", "PlannedRequest", "PointPlan", "build_plan", "parse_shard",
            "rate_id"]
 
@@ -56,6 +61,11 @@ class PlannedRequest:
     prefix: str | None = None  # shared prefixes: the name of the prefix this request sends
     max_tokens: int | None = None  # trace: this request's output length (else the workload's)
     hash_ids: list[int] | None = None  # Mooncake trace: the request's 512-token prefix blocks
+    # --- conversation turns (epbench.core.conversation_plan); None for other patterns ---
+    session: int | None = None
+    turn: int | None = None
+    think_s: float | None = None
+    # --- end of conversation turns ---
 
 
 @dataclass
@@ -93,7 +103,13 @@ class Plan:
         return [p for p in self.points if p.index % count == index - 1]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        doc = asdict(self)
+        if self.pattern != "conversation":  # plans of other patterns stay as they were
+            for point in doc["points"]:
+                for request in point["requests"]:
+                    for key in _CONVERSATION_FIELDS:
+                        request.pop(key, None)
+        return doc
 
     def spec(self, slo: dict[str, float] | None = None) -> RunSpec:
         """What the summarizer needs of this plan's selected points (epbench.core.runspec)."""
@@ -148,6 +164,10 @@ def build_plan(
     shared = workload.prompts.get("shared_prefix")
     if workload.pattern == "trace":
         planned, burst = [_trace_point(workload, quick)], None
+    elif workload.pattern == "conversation":
+        planned, burst = conversation_points(workload.seed, workload.load,
+                                             workload.prompts["input_tokens"],
+                                             workload.quick if quick else {}), None
     elif workload.pattern not in ("concurrency", "poisson", "burst"):  # the schema admits no other
         raise InputError(f"{workload.path}:/load/pattern: unknown pattern {workload.pattern!r}")
     else:
@@ -190,6 +210,11 @@ def _point_plan(point: PlannedPoint) -> PointPlan:
                        hash_ids=None if blocks is None else list(blocks[seq]))
         for seq, length in enumerate(point.lengths)
     ]
+    turns = point.conversation
+    if turns is not None:
+        for seq, req in enumerate(requests):
+            req.session, req.turn = turns.session[seq], turns.turn[seq]
+            req.think_s = turns.think_s[seq]
     return PointPlan(id=point.id, index=point.index, requests=requests,
                      concurrency=point.concurrency, rate=point.rate, phase=point.phase,
                      start_s=point.start_s, end_s=point.end_s)

@@ -43,6 +43,10 @@ def report(result: dict[str, Any], path: str) -> dict[str, Any]:
         out["success_rate"] = agentic["success_rate"]["value"]
     else:
         out["points"] = [_point_row(p) for p in result.get("points", [])]
+        turns = {p["id"]: _turns_row(p["conversation"]) for p in result.get("points", [])
+                 if p.get("conversation")}
+        if turns:
+            out["turns"] = turns
         out["warnings"] = [
             f"point {p['id']}: input tokens {p['input_calibration']['ratio_median']:.3f} times "
             "the requested length (more than 5% off)"
@@ -75,6 +79,12 @@ def _point_row(point: dict[str, Any]) -> dict[str, Any]:
         "cache_hit_rate": (point.get("cache") or {}).get("hit_rate"),
         "cache_reason": (point.get("cache") or {}).get("reason"),
     }
+
+
+def _turns_row(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation point's turns: TTFT p50 and input tokens p50 per turn (1 is the first)."""
+    return [{"turn": t["turn"] + 1, "ttft_p50_ms": t["ttft_ms"]["p50"],
+             "input_tokens_p50": t["input_tokens"]["p50"]} for t in block["turns"]]
 
 
 def _task_row(task: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +172,10 @@ def render(summary: dict[str, Any]) -> str:
                 _cache_cell(p),
             ))
         lines += _table(rows)
+        for point, turns in summary.get("turns", {}).items():
+            lines.append(f"{point} by turn (ttft p50 ms, input tokens): " + ", ".join(
+                f"{t['turn']}: {fmt(t['ttft_p50_ms'])} ({fmt(t['input_tokens_p50'], 0)})"
+                for t in turns))
     if "tasks" in summary:
         task_rows: list[tuple[str, ...]] = [
             ("task", "success", "pass^1", "pass^n", "results", "calls", "retry cost")

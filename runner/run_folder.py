@@ -4,6 +4,8 @@
                                 result's header (`meta`)
     runs/<run-id>/events.jsonl  one line per finished request (epbench.core.journal_file)
     runs/<run-id>/calibration.json  the endpoint's words-to-tokens fit (epbench.runner.calibrate)
+    runs/<run-id>/answers.jsonl conversations only: each answer's text, for --resume
+                                (epbench.runner.conversation; never published)
     runs/<run-id>/result.json   written at the end, atomically (temporary file + os.replace)
 
 `read_plan_doc` is the one reader of plan.json (the runner, `--resume` and `epbench merge`).
@@ -28,6 +30,7 @@ PLAN_FILE = "plan.json"
 JOURNAL_FILE = RUN_JOURNAL
 RESULT_FILE = "result.json"
 CALIBRATION_FILE = "calibration.json"
+ANSWERS_FILE = "answers.jsonl"  # conversations: the answers a resume rebuilds histories from
 
 
 def utc_now() -> str:

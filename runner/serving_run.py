@@ -15,6 +15,7 @@ from epbench.core.summary import summarize_run
 from epbench.runner import calibrate
 from epbench.runner.bounds import Bounds
 from epbench.runner.context import bounds_for, open_context
+from epbench.runner.conversation import ConversationRunner
 from epbench.runner.endpoint import Endpoint
 from epbench.runner.header import result_document, result_header
 from epbench.runner.loop import run_async
@@ -133,7 +134,11 @@ async def _serve(
             calibrate.save(run_dir, fit, CALIBRATION_FILE)
             if fit.source != "usage":
                 say("the endpoint reports no usage: prompt lengths are not calibrated")
-        await ServingRunner(ctx, workload, plan, fit).run()
+        runner = ServingRunner(ctx, workload, plan, fit)
+        if plan.pattern == "conversation":
+            await ConversationRunner(runner, tuple(ep.secrets)).run(plan.selected())
+        else:
+            await runner.run()
 
 
 def spec_of(plan: Plan, records: list[dict[str, Any]]) -> RunSpec:

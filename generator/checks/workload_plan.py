@@ -12,6 +12,9 @@ sha256 (epbench.core.workload_plan, the functions the runner planned with) and t
     trace        the trace file the workload names has its sha256 and parses (its plan is
                  rebuilt from it); each request asked for its planned output length, and
                  within a session the requests were scheduled at the trace's spacing
+    histories    conversations: each turn is its planned session and turn, and sent as history
+                 exactly its session's earlier successful exchanges (message and answer
+                 characters), keeping no more answer characters than it streamed bytes
 
 The first difference is one `workload.plan` line. A result without a journal is not compared
 (it is not ranked: epbench.core.rankable). A plan is rebuilt only up to MAX_PLANNED requests.
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from epbench.core.conversation_plan import conversation_points, planned_turns
 from epbench.core.documents import DocumentError, parse_document
 from epbench.core.errors import InputError
 from epbench.core.findings import Finding
@@ -112,15 +116,23 @@ def _rebuild(data: bytes, workload_id: str, quick: bool,
     if isinstance(doc, tuple):
         return doc
     load = doc["load"]
+    quick_block = doc.get("quick") or {}
     if load["pattern"] == "trace":
         return _rebuild_trace(doc, workload_id, quick, root)
-    count = planned_requests(load["pattern"], load, doc.get("quick") or {}, quick)
+    if load["pattern"] == "conversation":
+        count = planned_turns(load, quick_block if quick else {})
+    else:
+        count = planned_requests(load["pattern"], load, quick_block, quick)
     if count > MAX_PLANNED:
         return ("/workload", f"the workload plans {count:.0f} requests; validation rebuilds "
                 f"plans of up to {MAX_PLANNED}", "split the workload into smaller ones")
-    points, burst = plan_points(load["pattern"], int(doc["seed"]), load,
-                                doc["prompts"]["input_tokens"], doc.get("quick") or {}, quick,
-                                doc["prompts"].get("shared_prefix"))
+    if load["pattern"] == "conversation":
+        points, burst = conversation_points(int(doc["seed"]), load, doc["prompts"]["input_tokens"],
+                                            quick_block if quick else {}), None
+    else:
+        points, burst = plan_points(load["pattern"], int(doc["seed"]), load,
+                                    doc["prompts"]["input_tokens"], quick_block, quick,
+                                    doc["prompts"].get("shared_prefix"))
     return Expected(doc, points, burst)
 
 
@@ -253,9 +265,15 @@ def _requests(spec: RunSpec, expected: Expected,
             return where, (f"request {point.request_id(seq)!r} asked for "
                            f"{record.get('output_requested')} output tokens, the plan "
                            f"{point.outputs[seq]}")
+        turns = point.conversation
+        if turns is not None and (record.get("session"), record.get("turn")) != (
+                turns.session[seq], turns.turn[seq]):
+            return where, (f"request {point.request_id(seq)!r} is session "
+                           f"{record.get('session')!r} turn {record.get('turn')!r}, the plan's "
+                           f"session {turns.session[seq]} turn {turns.turn[seq]}")
     if spec.pattern == "trace":
         return _trace_times(records, by_id, position)
-    return None
+    return _histories(lines, position)
 
 
 TRACE_SLACK_NS = 1_000
@@ -288,6 +306,44 @@ def _trace_times(records: Sequence[Mapping[str, Any]], by_id: Mapping[str, Plann
                            f"{(high - low) / 1e6:.3f} ms off the trace's spacing")
         shifts[point.id, session] = (low, high)
     return None
+
+
+# --- conversations: each turn sent the history its session's earlier turns made -------------
+_HISTORY_FIELDS = ("history_messages", "history_chars", "message_chars", "answer_chars")
+
+
+def _histories(lines: Sequence[Mapping[str, Any]],
+               position: Mapping[str, int]) -> tuple[str, str] | None:
+    """The first conversation turn whose history is not its session's earlier exchanges that
+    succeeded (their messages' and answers' characters), or whose answer has more characters
+    than the bytes streamed."""
+    sessions: dict[tuple[str, Any], list[Mapping[str, Any]]] = {}
+    for record in lines:
+        if "turn" in record:
+            sessions.setdefault((str(record["point"]), record.get("session")), []).append(record)
+    for (pid, _), group in sessions.items():
+        chars = messages = 0
+        for record in sorted(group, key=lambda r: r["seq"]):
+            rid = str(record.get("request_id"))[:60]
+            where = f"/points/{position[pid]}"
+            values = [record.get(k) for k in _HISTORY_FIELDS]
+            counts = [v for v in values if isinstance(v, int) and not isinstance(v, bool)
+                      and v >= 0]
+            if len(counts) != len(values):
+                return where, f"conversation turn {rid!r} lacks its history counts"
+            sent_messages, sent_chars, message, answer = counts
+            if (sent_messages, sent_chars) != (messages, chars):
+                return where, (f"conversation turn {rid!r} sent a history of {sent_messages} "
+                               f"messages and {sent_chars} characters; its session's earlier "
+                               f"turns that succeeded make {messages} and {chars}")
+            if answer > int(record.get("content_bytes", answer) or 0):
+                return where, f"conversation turn {rid!r} keeps an answer of {answer} " \
+                              f"characters, more than the bytes it streamed"
+            if record.get("class") == "ok":
+                chars += message + answer
+                messages += 2
+    return None
+# --- end of conversations ---------------------------------------------------------------------
 
 
 def _in_plan(indexes: list[int], total: int) -> bool:
