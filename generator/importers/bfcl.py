@@ -5,12 +5,14 @@ subset. Each BFCL entry becomes a task with its own tools (BFCL gives each entry
 functions) and checks that state BFCL's rules as data (`checks.match`):
 
 - any-of values: BFCL lists the acceptable values per argument; `""` marks an argument that
-  may be left out (`optional`). A `""` stays an accepted value only for string parameters
-  (BFCL accepts an empty string there, and only there).
+  may be left out (`optional`). A `""` stays an accepted value for string parameters (BFCL
+  accepts an empty string there) and becomes `[]` for array parameters (BFCL's list checker
+  reads the marker as an empty list).
 - dictionaries (and lists of dictionaries) whose keys carry their own any-of lists are
   expanded into the concrete dictionaries they accept (capped at MAX_EXPANSIONS).
-- `strings: bfcl` (BFCL's normalization), `numbers: strict` (an int for a float is fine, a
-  float for an int is not), `arguments: exact` (no argument beyond the accepted ones).
+- `strings: bfcl` (BFCL's normalization), `numbers: bfcl` (BFCL's type check: an int for a
+  top-level float is fine, a float for an int is not, nor an int among an array's floats),
+  `arguments: exact` (no argument beyond the accepted ones).
 - parallel calls match in any order (`order: any`) and no call beyond them
   (`extra_calls: false`); irrelevance expects no call at all.
 
@@ -128,6 +130,8 @@ def _accepted(options: list[Any], schema: dict[str, Any]) -> tuple[list[Any], bo
         if option == "":
             if kind == "string":
                 values.append("")
+            elif kind == "array":  # BFCL's list checker reads the marker as an empty list
+                values.append([])
         elif kind == "object" and isinstance(option, dict):
             values += _expand_dict(option)
         elif kind == "array" and items.get("type") == "object" and isinstance(option, list):
@@ -187,7 +191,12 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
             arguments[arg] = values
             if may_omit:
                 optional.append(arg)
-            concrete = [v for v in values if v != ""] or (values if arg in required else [])
+            # the reference call leaves out an optional argument rather than send a marker
+            concrete = (
+                [v for v in values if v not in ("", [])]
+                or ([v for v in values if v != ""] if not may_omit else [])
+                or (values if arg in required else [])
+            )
             if concrete:
                 call[arg] = concrete[0]
             elif not may_omit:
@@ -205,7 +214,7 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
         "calls": expected,
         "order": "any",
         "extra_calls": False,
-        "match": {"strings": "bfcl", "numbers": "strict", "arguments": "exact"},
+        "match": {"strings": "bfcl", "numbers": "bfcl", "arguments": "exact"},
     }
     return task, names
 
@@ -254,7 +263,7 @@ def workload(
         "kind": "agentic-workload",
         "schema_version": 1,
         "id": "bfcl-" + category.replace("_", "-"),
-        "version": "1.0",
+        "version": "1.1",  # 1.1: BFCL's number types and [] for optional arrays
         "description": (
             f"BFCL v4 `{category}` ({len(tasks)} tasks): one question per task with BFCL's own "
             "functions; the first answer is checked with BFCL's rules (accepted values, "

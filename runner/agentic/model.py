@@ -87,7 +87,7 @@ class Match:
     """How call arguments compare with accepted values (see the schema's `checks.match`)."""
 
     strings: str = "casefold"  # casefold | bfcl | exact
-    numbers: str = "value"  # value | strict
+    numbers: str = "value"  # value | strict | bfcl
     arguments: str = "listed"  # listed | exact
 
 
