@@ -101,12 +101,12 @@ def load() -> types.SimpleNamespace:
     return types.SimpleNamespace(ast=ast, Language=enums.Language, utils=utils)
 
 
-def language(category: str, bfcl: types.SimpleNamespace) -> Any:
-    if category.endswith("java"):
-        return bfcl.Language.JAVA
-    if category.endswith("javascript"):
-        return bfcl.Language.JAVASCRIPT
-    return bfcl.Language.PYTHON
+def language(category: str, bfcl: types.SimpleNamespace | None) -> Any:
+    """BFCL's Language for the category (its name, "java", "javascript" or "python", when
+    `bfcl` is None)."""
+    name = "java" if category.endswith("_java") else (
+        "javascript" if category.endswith("_javascript") else "python")
+    return name if bfcl is None else bfcl.Language(name)
 
 
 def verdict(bfcl: types.SimpleNamespace, category: str, functions: list[dict[str, Any]],

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from epbench.core.bfcl_literals import literal_accepts
 from epbench.runner.agentic.model import ExpectedCall, Match
 
 DEFAULT_MATCH = Match()
@@ -143,7 +144,12 @@ def call_matches(
             if key in expected.optional:
                 continue
             return False
-        if not accepts(value, arguments[key], match):
+        literal = expected.literals.get(key)
+        if literal is not None:
+            if not literal_accepts(literal, value, arguments[key], key in expected.optional,
+                                   lambda a, v: accepts(a, v, match)):
+                return False
+        elif not accepts(value, arguments[key], match):
             return False
     if match.arguments == "exact" and any(k not in expected.arguments for k in arguments):
         return False
