@@ -17,14 +17,16 @@ Entropy is Shannon entropy of the token's characters; a repeated or dictionary-l
 below the bar, a random key is above it.
 
 A token made of words (`Flights_4_SearchRoundtripFlights`, `bom_api_BomApi_export_project`,
+`SQLCompletionAnalyzer_makeProposalsFromObject`, `Http2TestExchangeImpl`,
 `wp-content/uploads/Home-Interior-Design-Hd-Wallpaper`) is an identifier or a path, not a key,
 even when it is long and scores high entropy: between its separators (`_ - / + =`) each piece
-is a lower-case or Capitalized word followed by Capitalized words, maybe an acronym of two to
-four capitals and digits at its end, and its words (`Search`, `API`, `4`) average 3.5
-characters or more. A random key is not: its characters change between upper case, lower
-case and digits about every second character (its words average 1.9 characters), and fewer
-than one random 32-character token in 10,000 passes for words (`made_of_words`; measured in
-tests/test_secret_shapes.py, about 3 in a million here). After
+is a lower-case or Capitalized word followed by Capitalized words, acronyms of two to five
+capitals each followed by a word, a digit or the end, and runs of up to four digits (or is
+digits alone), and its words (`Search`, `SQL`, `4`) average 4 characters or more. A random key
+is not: its characters change between upper case, lower case and digits about every second
+character (its words average 1.9 characters), and fewer than one random 32-character token in
+10,000 passes for words (`made_of_words`; 48 of a million base62 tokens, 12 of a million
+URL-safe ones when measured; tests/test_secret_shapes.py holds it under one in 10,000). After
 `Bearer`, words in one case joined by `_` or `-` (`your_api_key_here`) are a placeholder.
 """
 
@@ -57,12 +59,13 @@ MIN_SHAPE_CHARS = 15  # the shortest rule above (`xoxb-` and ten more) matches n
 MIN_HEX_ENTROPY = 3.0
 MIN_MIXED_ENTROPY = 4.0
 MIN_LOWER_ENTROPY = 3.5
-MIN_WORD_CHARS = 3.5
+MIN_WORD_CHARS = 4.0
 _SEPARATOR = re.compile(r"[-_/+=]+")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _PLACEHOLDER = re.compile(r"(?:[a-z]+|[A-Z]+)(?:[-_](?:[a-z]+|[A-Z]+))+")
-_WORDS = re.compile(
-    r"(?:[a-z]+|[A-Z][a-z]+)(?:[A-Z][a-z]+)*(?:[A-Z]{2,4})?[0-9]*|[A-Z]{2,4}[0-9]*|[0-9]+")
+_ACRONYM = r"[A-Z]{2,5}(?=[A-Z][a-z]|[0-9]|$)"  # SQL in SQLCompletion, DMG, TV at the end
+_WORDS = re.compile(rf"(?:[a-z]+|[A-Z][a-z]+|{_ACRONYM})"
+                    rf"(?:[A-Z][a-z]+|{_ACRONYM}|[0-9]{{1,4}}(?![0-9]))*|[0-9]+")
 _BEARER = re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=-]{16,})")
 
 
@@ -76,7 +79,7 @@ def entropy(text: str) -> float:
 
 def made_of_words(token: str) -> bool:
     """Words, not a random key: every piece between separators is words (a lower-case or
-    Capitalized word, then Capitalized words, maybe a short acronym and digits at the end, or
+    Capitalized word or an acronym, then Capitalized words, acronyms and short digit runs, or
     digits alone) and the words average MIN_WORD_CHARS or more (see the module's docstring)."""
     pieces = [p for p in _SEPARATOR.split(token) if p]
     if not pieces or not all(_WORDS.fullmatch(p) for p in pieces):
