@@ -136,7 +136,7 @@ def call_matches(
 ) -> bool:
     """The call is the expected one: same tool, every argument accepted under `match`.
 
-    `parameters` (the tool's JSON Schema) is needed for `numbers: strict`."""
+    `parameters` (the tool's JSON Schema) is needed for `numbers: strict` and `bfcl`."""
     if expected.tool != name:
         return False
     for key, value in expected.arguments.items():
