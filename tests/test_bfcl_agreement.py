@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 import types
 from collections import Counter
 from typing import Any
@@ -51,6 +52,15 @@ LITERAL_KINDS = ("literal_spelling", "json_text", "quoted_string", "not_a_string
 ArrayList built with add(), `new Array(...)`), the value written as JSON instead of a literal
 (`50` for a long, `[1, 2]` for an ArrayList), a String in quotes, the value itself unquoted."""
 NAMED = ("schema", "matching")
+EXCLUDED_REASONS = (  # the `excluded` difference: the reasons docs/agentic/bfcl.md names
+    r".+'s '.+' is expected but not declared",
+    r"no accepted value of .+'s '.+' fits its schema",
+    r".+'s required '.+' has no accepted value",
+    r"a value looks like a credential to epbench's secret scan",
+    r"no (Java|JavaScript) literal stands for an accepted value of .+'s '.+'",
+    r".+'s '.+': BFCL does not convert .+",
+    r"the answer for key '.+' is not a list of accepted values",
+)
 MAX_SCHEMA_SHARE = 0.10
 
 
@@ -347,6 +357,8 @@ def compare(bfcl: types.SimpleNamespace, source: Source, category: str
     tasks = {t.id: t for t in wl.tasks}
     excluded = {e["id"] for e in doc["source"].get("excluded", [])}
     assert len(tasks) + len(excluded) == len(entries)  # every entry imported or named
+    for item in doc["source"].get("excluded", []):  # and each for a reason the docs name
+        assert any(re.fullmatch(r, item["reason"]) for r in EXCLUDED_REASONS), item
     tally: Counter[str] = Counter()
     unnamed = []
     for entry in entries:
