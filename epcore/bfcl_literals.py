@@ -18,6 +18,7 @@ and equals one of them exactly (BFCL's variable rule).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 JAVA = {
@@ -55,6 +56,10 @@ _JS_1D = re.compile(r"\[(.*?)\]|\bnew\s+Array\((.*?)\)")
 _JS_INNER = re.compile(r"\[(.*?)\]")
 _JS_DICT = re.compile(r"\{(.*?)\}")
 _JS_PAIR = re.compile(r"([^:]+):\s*(.*?)(?:,\s*(?=[^,]+:)|$)")
+
+
+MAX_LITERAL_CHARS = 1000  # BFCL's longest Java/JavaScript answer is 144 characters
+_SPACES = re.compile(r"\s+")
 
 
 class Unsupported(ValueError):
@@ -108,7 +113,7 @@ def java(value: str, kind: str, nested: str | None = None) -> Any:
         found = _AS_LIST.search(value)
         if found:
             return [_java_element(e.strip(), nested) for e in found.group(1).split(",")]
-        found = _ADDS.search(value)
+        found = _ADDS.search(_SPACES.sub(" ", value))
         if found:
             return [_java_element(m.strip(), nested) for m in _ADD.findall(found.group(1))]
         return [] if _EMPTY_LIST.search(value) else value
@@ -119,7 +124,7 @@ def java(value: str, kind: str, nested: str | None = None) -> Any:
         parts = [x.strip() for x in found.group(1).split(",") if x.strip()]
         return [java(x, nested) if nested else _java_value(x) for x in parts]
     if kind == "HashMap":
-        found = _HASHMAP.search(value)
+        found = _HASHMAP.search(_SPACES.sub(" ", value))
         if found:
             puts = found.group(1)
             if not puts.strip():
@@ -138,14 +143,73 @@ def _js_value(text: str) -> Any:
     return _number(text)
 
 
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():  # what `\s` matches in a str pattern
+        at += 1
+    return at
+
+
+def grid_end(code: str) -> int | None:
+    """Where `_JS_2D.match(code)` ends, or None when it does not match, found without the
+    exponential backtracking `re` spends on a near miss (`[[a], [a], ... [a`): the same
+    pattern walked in the same order (each lazy `.*?` to the next `]` on its line, the
+    repetition tried before the closing bracket), each position's outcome remembered."""
+    for opener, closer in (("[", "]"), ("new", ")")):
+        at = 0
+        if opener == "[":
+            if not code.startswith("["):
+                continue
+            at = _skip_space(code, 1)
+            if not code.startswith("[", at):
+                continue
+        else:
+            head = re.match(r"\bnew\s+Array\(\s*\[", code)
+            if head is None:
+                continue
+            at = head.end() - 1
+        memo: dict[int, int | None] = {}
+
+        def rest(q: int, closer: str = closer, memo: dict[int, int | None] = memo) -> int | None:
+            r"""After `]\s*`: more `,\s*[...]\s*` items (greedy), then the closer."""
+            if q in memo:
+                return memo[q]
+            found = None
+            if code.startswith(",", q):
+                r = _skip_space(code, q + 1)
+                if code.startswith("[", r):
+                    for end in _closings(code, r + 1):
+                        found = rest(_skip_space(code, end + 1))
+                        if found is not None:
+                            break
+            if found is None and code.startswith(closer, q):
+                found = q + 1
+            memo[q] = found
+            return found
+
+        for end in _closings(code, at + 1):
+            found = rest(_skip_space(code, end + 1))
+            if found is not None:
+                return found
+    return None
+
+
+def _closings(code: str, start: int) -> Iterator[int]:
+    r"""Each `]` from `start` on before the next newline (where a lazy `.*?\]` may stop)."""
+    at = code.find("]", start)
+    line_end = code.find("\n", start)
+    while at >= 0 and (line_end < 0 or at < line_end):
+        yield at
+        at = code.find("]", at + 1)
+
+
 def _js_collection(code: str, kind: str, nested: str | None = None) -> Any:
     code = code.strip()
     if kind == "array":
         try:
-            grid = _JS_2D.match(code)
-            if grid:
+            end = grid_end(code)
+            if end is not None:
                 out = []
-                for i, inner in enumerate(_JS_INNER.findall(grid.group(0))):
+                for i, inner in enumerate(_JS_INNER.findall(code[:end])):
                     inner = inner.strip()
                     if i == 0 and inner.startswith("["):
                         inner = inner[1:]
@@ -207,7 +271,15 @@ def javascript(value: str, kind: str, nested: str | None = None) -> Any:
 
 
 def decode(spec: dict[str, Any], value: str) -> Any:
-    """The value a literal argument stands for, under `spec` ({language, type, items?})."""
+    """The value a literal argument stands for, under `spec` ({language, type, items?}).
+
+    Two guards keep an endpoint's answer from stalling the check on BFCL's patterns, whose
+    nested lazy and optional parts backtrack for polynomial or exponential time on a near
+    miss: a string over MAX_LITERAL_CHARS is not read (it stays the string), and the two
+    DOTALL patterns (an ArrayList built with add(), a HashMap) see each run of whitespace as
+    one space (their captures are compared after BFCL's normalization, which drops spaces)."""
+    if len(value) > MAX_LITERAL_CHARS:
+        return value
     language, kind = spec["language"], spec["type"]
     nested = spec.get("items") if kind in NESTED[language] else None
     return (java if language == "java" else javascript)(value, kind, nested)

@@ -6,7 +6,9 @@ category, how many entries it imported and left out, and why each one was left o
 from __future__ import annotations
 
 import json
+import random
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,30 @@ def test_an_imported_java_task_accepts_its_literal_and_refuses_json_text(
         break
     else:
         raise AssertionError("no Java task with a typed literal argument")
+
+
+def test_the_grid_reader_ends_where_bfcls_pattern_ends_on_20000_seeded_strings():
+    rng = random.Random(26)
+    for _ in range(20_000):
+        text = "".join(rng.choice("[],[ ]a\n,") for _ in range(rng.randint(0, 14)))
+        text = rng.choice(["", "[", "new Array("]) + text + rng.choice(["", "]", ")", "]]"])
+        found = literals._JS_2D.match(text)
+        assert literals.grid_end(text) == (found.end() if found else None), repr(text)
+
+
+def test_near_miss_literals_from_an_endpoint_cannot_stall_the_check():
+    """BFCL's own patterns take minutes on these (exponential on the 2D array, polynomial of
+    high degree on whitespace runs); epbench reads each in well under a second."""
+    hostile = [
+        ({"language": "javascript", "type": "array", "items": "String"}, "[" + "[a], " * 60),
+        ({"language": "javascript", "type": "array", "items": "String"}, "[[" + "],[" * 300),
+        ({"language": "java", "type": "HashMap"}, "new HashMap<>() {" + " " * 900),
+        ({"language": "java", "type": "HashMap"}, "new HashMap<>() { " * 50),
+        ({"language": "java", "type": "ArrayList", "items": "String"},
+         "new ArrayList<>() {{" + " " * 900),
+        ({"language": "java", "type": "HashMap"}, "x" * 100_000),
+    ]
+    started = time.perf_counter()
+    for spec, text in hostile:
+        assert isinstance(literals.decode(spec, text), str | list | dict)
+    assert time.perf_counter() - started < 5.0
