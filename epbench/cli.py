@@ -318,7 +318,8 @@ def import_(fmt: str, path: Path, out: Path, submitter: str | None, date: str | 
     if IMPORTERS[fmt].writes == "workloads":
         from epbench.generator.importers import import_workloads
 
-        for written in import_workloads(fmt, path, out, sample=sample, seed=seed):
+        for written in import_workloads(fmt, path, out, sample=sample, seed=seed,
+                                        echo=click.echo):
             click.echo(str(written))
         return
     from datetime import UTC, datetime

@@ -38,7 +38,7 @@ def test_import_writes_a_valid_workload_for_every_category(tmp_path: Path):
                                 "--sample", "30", "--seed", "3"])
     assert done.exit_code == 0, done.output
     written = sorted(out.glob("*.yaml"))
-    assert len(written) == 10
+    assert len(written) == 12
     checked = runner.invoke(main, ["validate", *map(str, written)])
     assert checked.exit_code == 0, checked.output
     doc = yaml.safe_load((out / "bfcl-simple-python.yaml").read_text("utf-8"))

@@ -10,6 +10,7 @@ writes workloads instead (`writes="workloads"`: BFCL) has `write(path, out, samp
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -65,13 +66,16 @@ def import_results(fmt: str, path: Path, out: Path, submitter: str | None = None
 
 
 def import_workloads(
-    fmt: str, path: Path, out: Path, sample: int | None = None, seed: int = 0
+    fmt: str, path: Path, out: Path, sample: int | None = None, seed: int = 0,
+    echo: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Convert `path` into workload files under `out` (importers with writes="workloads")."""
+    """Convert `path` into workload files under `out` (importers with writes="workloads");
+    `echo` is told what was left out and why."""
     importer = IMPORTERS.get(fmt)
     if importer is None or importer.writes != "workloads":
         raise InputError(f"{fmt!r} does not import workloads")
-    written: list[Path] = importlib.import_module(importer.module).write(path, out, sample, seed)
+    written: list[Path] = importlib.import_module(importer.module).write(
+        path, out, sample, seed, echo=echo)
     return written
 
 

@@ -5,12 +5,14 @@ subset. Each BFCL entry becomes a task with its own tools (BFCL gives each entry
 functions) and checks that state BFCL's rules as data (`checks.match`):
 
 - any-of values: BFCL lists the acceptable values per argument; `""` marks an argument that
-  may be left out (`optional`). A `""` stays an accepted value only for string parameters
-  (BFCL accepts an empty string there, and only there).
+  may be left out (`optional`). A `""` stays an accepted value for string parameters (BFCL
+  accepts an empty string there) and becomes `[]` for array parameters (BFCL's list checker
+  reads the marker as an empty list).
 - dictionaries (and lists of dictionaries) whose keys carry their own any-of lists are
   expanded into the concrete dictionaries they accept (capped at MAX_EXPANSIONS).
-- `strings: bfcl` (BFCL's normalization), `numbers: strict` (an int for a float is fine, a
-  float for an int is not), `arguments: exact` (no argument beyond the accepted ones).
+- `strings: bfcl` (BFCL's normalization), `numbers: bfcl` (BFCL's type check: an int for a
+  top-level float is fine, a float for an int is not, nor an int among an array's floats),
+  `arguments: exact` (no argument beyond the accepted ones).
 - parallel calls match in any order (`order: any`) and no call beyond them
   (`extra_calls: false`); irrelevance expects no call at all.
 
@@ -22,13 +24,16 @@ names become underscored, with the mapping back recorded in `source.function_nam
 from __future__ import annotations
 
 import itertools
+import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
 
+from epbench.core import bfcl_literals as literals
 from epbench.core.errors import InputError
 from epbench.generator.checks import secrets
 from epbench.generator.importers.bfcl_source import CATEGORIES, Entry, Source
@@ -46,7 +51,24 @@ KINDS = {
     "parallel": "parallel", "live_parallel": "parallel",
     "parallel_multiple": "parallel", "live_parallel_multiple": "parallel",
     "irrelevance": "no-tool", "live_irrelevance": "no-tool",
+    "simple_java": "single-call", "simple_javascript": "single-call",
 }  # fmt: skip
+LANGUAGES = {"simple_java": "java", "simple_javascript": "javascript"}
+HINTS = {
+    "java": " Note that the provided function is in Java 8 SDK syntax.",
+    "javascript": " Note that the provided function is in JavaScript syntax.",
+    "python": " Note that the provided function is in Python 3 syntax.",
+}
+LANGUAGE_NAMES = {"java": "Java", "javascript": "JavaScript"}
+LITERAL_SCHEMAS = {
+    "byte": "integer", "short": "integer", "integer": "integer", "long": "integer",
+    "Bigint": "integer", "float": "number", "double": "number", "boolean": "boolean",
+    "Boolean": "boolean", "char": "string", "String": "string", "any": "string",
+    "Array": "array", "ArrayList": "array", "array": "array", "HashMap": "object",
+    "dict": "object",
+}  # fmt: skip
+"""The JSON type of the value a Java/JavaScript literal of each BFCL type stands for: how the
+accepted values are read (`""` markers, dictionary answers), never sent to the model."""
 URL = "https://github.com/ShishirPatil/gorilla/tree/main/berkeley-function-call-leaderboard"
 ATTRIBUTION = (
     "Berkeley Function Calling Leaderboard (BFCL) v4 by the Gorilla project, UC Berkeley "
@@ -81,18 +103,50 @@ def json_schema(param: dict[str, Any], python_hint: bool = True) -> dict[str, An
     return out
 
 
-def _tool(function: dict[str, Any]) -> dict[str, Any]:
+def literal_param(param: dict[str, Any], language: str) -> dict[str, Any]:
+    """A Java/JavaScript parameter as BFCL sends it: a string, with its type in the
+    description (`_func_doc_language_specific_pre_processing`, then the OpenAI mapping)."""
+    kind = str(param.get("type"))
+    name = LANGUAGE_NAMES[language]
+    text = str(param.get("description", ""))
+    if kind == "any":
+        text += f" This parameter can be of any type of {name} object in string representation."
+    else:
+        text += f" This is {name} {kind} type parameter in string representation."
+    items = param.get("items") if isinstance(param.get("items"), dict) else None
+    if kind in literals.NESTED[language] and items is not None:
+        text += (f" The list elements are of type {items.get('type')}; they are not in string "
+                 "representation.")
+    if language == "javascript" and kind == "dict" and isinstance(param.get("properties"), dict):
+        text += (" The dictionary entries have the following schema; they are not in string "
+                 f"representation. {json.dumps(param['properties'])}")
+    out: dict[str, Any] = {"type": "string", "description": text}
+    if "default" in param:
+        out["default"] = param["default"]
+    return out
+
+
+def literal_spec(param: dict[str, Any], language: str) -> dict[str, str]:
+    """The `literals` entry of an argument: its language, BFCL type and element type."""
+    spec = {"language": language, "type": str(param.get("type"))}
+    items = param.get("items")
+    if spec["type"] in literals.NESTED[language] and isinstance(items, dict):
+        spec["items"] = str(items.get("type"))
+    return spec
+
+
+def _tool(function: dict[str, Any], language: str = "python") -> dict[str, Any]:
     params = function.get("parameters") or {}
     props = params.get("properties") or {}
+    convert = json_schema if language == "python" else (
+        lambda v: literal_param(v, language))
     parameters: dict[str, Any] = {
         "type": "object",
-        "properties": {k: json_schema(v) for k, v in props.items()},
+        "properties": {k: convert(v) for k, v in props.items()},
     }
     if params.get("required"):
         parameters["required"] = list(params["required"])
-    description = str(function.get("description", "")) + (
-        " Note that the provided function is in Python 3 syntax."
-    )
+    description = str(function.get("description", "")) + HINTS[language]
     return {
         "name": tool_name(function["name"]),
         "description": description[:4000],
@@ -107,7 +161,8 @@ def _expand_dict(option: dict[str, Any]) -> list[dict[str, Any]]:
     omit = object()
     choices = []
     for key, values in option.items():
-        values = values if isinstance(values, list) else [values]
+        if not isinstance(values, list):  # BFCL would read a string's characters as its values
+            raise Unsolvable(f"the answer for key {key!r} is not a list of accepted values")
         picks = [v for v in values if v != ""] + ([omit] if "" in values else [])
         choices.append([(key, v) for v in picks])
     out = []
@@ -118,8 +173,10 @@ def _expand_dict(option: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _accepted(options: list[Any], schema: dict[str, Any]) -> tuple[list[Any], bool]:
-    """(accepted values, may be left out) for one argument's BFCL answer list."""
+def _accepted(options: list[Any], schema: dict[str, Any], fit: bool = True
+              ) -> tuple[list[Any], bool]:
+    """(accepted values, may be left out) for one argument's BFCL answer list; `fit`: keep
+    only values the schema allows (not for literals, whose schema only reads the answers)."""
     optional = "" in options
     kind = schema.get("type")
     items: dict[str, Any] = schema["items"] if isinstance(schema.get("items"), dict) else {}
@@ -128,6 +185,8 @@ def _accepted(options: list[Any], schema: dict[str, Any]) -> tuple[list[Any], bo
         if option == "":
             if kind == "string":
                 values.append("")
+            elif kind == "array":  # BFCL's list checker reads the marker as an empty list
+                values.append([])
         elif kind == "object" and isinstance(option, dict):
             values += _expand_dict(option)
         elif kind == "array" and items.get("type") == "object" and isinstance(option, list):
@@ -141,6 +200,8 @@ def _accepted(options: list[Any], schema: dict[str, Any]) -> tuple[list[Any], bo
     # A value the parameter's JSON Schema refuses (outside its enum, null for a number, a
     # string "variable" for an integer) would make the call invalid before any check: BFCL
     # checks types but not enums and accepts such values; epbench does not (see the docs).
+    if not fit:
+        return values, optional
     fits = Draft202012Validator(schema).is_valid
     return [v for v in values if fits(v)], optional
 
@@ -149,8 +210,19 @@ class Unsolvable(ValueError):
     """A BFCL entry no call can pass under epbench's rules (kept out, with the reason)."""
 
 
+def _literal_schema(spec: dict[str, str]) -> dict[str, Any]:
+    """The JSON Schema of the value a literal stands for (read answers by it, never sent)."""
+    out: dict[str, Any] = {"type": LITERAL_SCHEMAS[spec["type"]]}
+    if "items" in spec:
+        out["items"] = {"type": LITERAL_SCHEMAS.get(spec["items"], "string")}
+    return out
+
+
 def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
-    tools = [_tool(f) for f in entry.functions]
+    language = LANGUAGES.get(category, "python")
+    tools = [_tool(f, language) for f in entry.functions]
+    declared = {tool_name(f["name"]): (f.get("parameters") or {}).get("properties") or {}
+                for f in entry.functions}
     names = {tool_name(f["name"]): f["name"] for f in entry.functions}
     if len(names) != len(entry.functions):
         raise InputError("two functions share a name once dots become underscores")
@@ -173,6 +245,7 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
         name = tool_name(original)
         arguments: dict[str, Any] = {}
         optional: list[str] = []
+        specs: dict[str, dict[str, str]] = {}
         call: dict[str, Any] = {}
         required = set(next((t["parameters"].get("required", []) for t in tools
                              if t["name"] == name), []))
@@ -183,13 +256,33 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
                 arguments[arg] = []
                 optional.append(arg)
                 continue
-            values, may_omit = _accepted(list(options), schemas[name][arg])
+            spec = None
+            if language != "python":
+                spec = literal_spec(declared[name][arg], language)
+                reason = literals.supported(language, spec["type"], spec.get("items"))
+                if reason:
+                    raise Unsolvable(f"{original}'s {arg!r}: {reason}")
+                specs[arg] = spec
+                values, may_omit = _accepted(list(options), _literal_schema(spec), fit=False)
+            else:
+                values, may_omit = _accepted(list(options), schemas[name][arg])
             arguments[arg] = values
             if may_omit:
                 optional.append(arg)
-            concrete = [v for v in values if v != ""] or (values if arg in required else [])
+            # the reference call leaves out an optional argument rather than send a marker
+            concrete = (
+                [v for v in values if v not in ("", [])]
+                or ([v for v in values if v != ""] if not may_omit else [])
+                or (values if arg in required else [])
+            )
+            if spec is not None:  # the reference writes the value as a literal string
+                concrete = [t for t in (literals.encode(spec, v) for v in concrete)
+                            if t is not None]
             if concrete:
                 call[arg] = concrete[0]
+            elif spec is not None and not may_omit:
+                raise Unsolvable(f"no {LANGUAGE_NAMES[language]} literal stands for an "
+                                 f"accepted value of {original}'s {arg!r}")
             elif not may_omit:
                 raise Unsolvable(f"no accepted value of {original}'s {arg!r} fits its schema")
         missing = sorted(required - set(call))
@@ -198,6 +291,8 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
         exp: dict[str, Any] = {"tool": name, "arguments": arguments}
         if optional:
             exp["optional"] = optional
+        if specs:
+            exp["literals"] = specs
         expected.append(exp)
         reference.append({"tool": name, "arguments": call})
     task["reference"] = [{"calls": reference}, {"reply": "Done."}]
@@ -205,7 +300,7 @@ def _task(entry: Entry, category: str) -> tuple[dict[str, Any], dict[str, str]]:
         "calls": expected,
         "order": "any",
         "extra_calls": False,
-        "match": {"strings": "bfcl", "numbers": "strict", "arguments": "exact"},
+        "match": {"strings": "bfcl", "numbers": "bfcl", "arguments": "exact"},
     }
     return task, names
 
@@ -254,7 +349,7 @@ def workload(
         "kind": "agentic-workload",
         "schema_version": 1,
         "id": "bfcl-" + category.replace("_", "-"),
-        "version": "1.0",
+        "version": "1.1",  # 1.1: BFCL's number types and [] for optional arrays
         "description": (
             f"BFCL v4 `{category}` ({len(tasks)} tasks): one question per task with BFCL's own "
             "functions; the first answer is checked with BFCL's rules (accepted values, "
@@ -281,14 +376,18 @@ def import_bfcl(
     categories: tuple[str, ...] = CATEGORIES,
     sample: int | None = None,
     seed: int = 0,
+    echo: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write one workload per category under `out`; returns the written paths."""
+    """Write one workload per category under `out`; returns the written paths. `echo` (the
+    command line's) is told each category's count of tasks and of entries left out, and why
+    each one was."""
     source = Source(path)
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise InputError(f"unknown BFCL categories {unknown}: use {', '.join(CATEGORIES)}")
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    total_excluded = 0
     for category in categories:
         entries = source.entries(category)
         picked: dict[str, int] | None = None
@@ -306,10 +405,19 @@ def import_bfcl(
         )
         target.write_text(text, encoding="utf-8")
         written.append(target)
+        excluded = doc["source"].get("excluded", [])
+        total_excluded += len(excluded)
+        if echo is not None:
+            echo(f"{category}: {len(doc['tasks'])} tasks imported, {len(excluded)} excluded")
+            for item in excluded:
+                echo(f"  excluded {item['id']}: {item['reason']}")
+    if echo is not None:
+        echo(f"{total_excluded} entries excluded in all")
     return written
 
 
-def write(path: Path, out: Path, sample: int | None, seed: int) -> list[Path]:
+def write(path: Path, out: Path, sample: int | None, seed: int,
+          echo: Callable[[str], None] | None = None) -> list[Path]:
     """The registry's entry point (`epbench.generator.importers.import_workloads`): every
-    category."""
-    return import_bfcl(path, out, sample=sample, seed=seed)
+    category, each excluded entry told to `echo`."""
+    return import_bfcl(path, out, sample=sample, seed=seed, echo=echo)

@@ -38,6 +38,8 @@ CATEGORIES = (
     "live_parallel",
     "live_parallel_multiple",
     "live_irrelevance",
+    "simple_java",
+    "simple_javascript",
 )
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 _BLOCK = 1024 * 1024

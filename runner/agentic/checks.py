@@ -92,7 +92,7 @@ def _partial(checks: Checks, params: Params, calls: list[ObservedCall]) -> dict[
 def evaluate(checks: Checks, observed: Observed, params: Params | None = None) -> list[str]:
     """The checks that failed, each as one readable line; empty means the trial passed.
 
-    `params` (tool name -> parameters) is what `match.numbers: strict` reads declared types
+    `params` (tool name -> parameters) is what `match.numbers: strict`/`bfcl` reads declared types
     from."""
     params = params or {}
     failed: list[str] = []

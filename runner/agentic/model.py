@@ -80,6 +80,8 @@ class ExpectedCall:
     tool: str
     arguments: dict[str, Any]  # argument -> accepted value (a list means: any of these)
     optional: tuple[str, ...] = ()  # named arguments that may be left out
+    # argument -> {language, type, items?}: a string read as a Java/JavaScript literal first
+    literals: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class Match:
     """How call arguments compare with accepted values (see the schema's `checks.match`)."""
 
     strings: str = "casefold"  # casefold | bfcl | exact
-    numbers: str = "value"  # value | strict
+    numbers: str = "value"  # value | strict | bfcl
     arguments: str = "listed"  # listed | exact
 
 
@@ -187,7 +189,8 @@ def _checks(doc: dict[str, Any]) -> Checks:
     return Checks(
         calls=tuple(
             ExpectedCall(
-                c["tool"], dict(c.get("arguments") or {}), tuple(c.get("optional") or ())
+                c["tool"], dict(c.get("arguments") or {}), tuple(c.get("optional") or ()),
+                {k: dict(v) for k, v in (c.get("literals") or {}).items()},
             )
             for c in doc.get("calls", [])
         ),

@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
+from epbench.core.bfcl_literals import literal_spec_error
 from epbench.core.findings import Finding
 from epbench.runner.agentic import pointer
 from epbench.runner.agentic.checks import Observed, ObservedCall, evaluate
@@ -217,7 +218,15 @@ def _check_task(wl: Workload, t: int, task: Task, file: str) -> list[Finding]:
                         "list its accepted values in `arguments`, or drop it from `optional`",
                     )
                 )
+        for arg, spec in exp.literals.items():
+            reason = literal_spec_error(spec, arg in exp.arguments)
+            if reason:
+                out.append(_finding(file, [*where, "literals", arg], "literal-type", reason,
+                                    "name an argument of `arguments` and a type its "
+                                    "language has (see the schema's `literals`)"))
         for arg, accepted in exp.arguments.items():
+            if arg in exp.literals:  # accepted values are what the string literal stands for
+                continue
             for value in accepted if isinstance(accepted, list) else [accepted]:
                 for message in _arg_errors(tool.parameters, {arg: value}, partial=True)[:1]:
                     out.append(
