@@ -162,8 +162,7 @@ def _column(series: pd.Series, name: str) -> tuple[pl.Series, pl.Series]:
         record = pl.Series(array)  # (write_json writes NaN inside a list as null)
         if name == JOINED and pa.types.is_string(kind.value_type):
             return record, _defused(record.list.join("; "))
-        shown = [None if v is None else orjson.dumps(v, option=_JSON).decode()
-                 for v in array.to_pylist()]
+        shown = _json_texts(values if values is not None else array.to_pylist())
         return record, pl.Series(shown, dtype=pl.String)
     if not _scalar(kind):  # dicts, lists of dicts, ...
         return _as_text(values if values is not None else series.to_numpy(dtype=object))
@@ -188,16 +187,20 @@ def _as_text(values: np.ndarray) -> tuple[pl.Series, pl.Series]:
     """Cells of a column polars holds no type for (dicts, a mix of kinds), one by one, as
     text: strings as they are (a formula quoted in the CSV), anything else as its JSON
     (NaN and infinities null); missing is null."""
-    record: list[str | None] = []
-    for value in values:
-        if isinstance(value, str):
-            record.append(value)
-            continue
-        token = orjson.dumps(value, option=_JSON, default=_missing).decode()
-        record.append(None if token == "null" else token)
+    texts = _json_texts(values)
+    record = [v if isinstance(v, str) else t for v, t in zip(values, texts, strict=True)]
     shown = ["'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else t
              for v, t in zip(values, record, strict=True)]
     return pl.Series(record, dtype=pl.String), pl.Series(shown, dtype=pl.String)
+
+
+def _json_texts(values: Any) -> list[str | None]:
+    """Each value's compact JSON (NaN and infinities null, also inside); missing is None."""
+    out: list[str | None] = []
+    for value in values:
+        token = orjson.dumps(value, option=_JSON, default=_missing).decode()
+        out.append(None if token == "null" else token)
+    return out
 
 
 def _missing(value: Any) -> None:
