@@ -14,14 +14,14 @@ validator caches anything between documents.
 
 (b) The downloads (CSV and JSON records) of the same shapes: the tables that `build_tables`
 makes of `--base` results, every dated table's rows repeated N / base times (as
-bench/downloads_speed.py's `--times`), written as CSV text with
-`epbench.generator.download_formats` (`rows(frame)` and every CSV line, which also makes every
-JSON record: the hand-written code makes both formats in one pass) and with
-pyarrow.csv.write_csv and polars' write_csv (quoting only where needed), each with polars'
-`write_json` for the JSON records (pyarrow writes no JSON). A library writes no list or dict
-cell, so its figure includes turning those columns into their JSON text first (orjson, cell by
-cell), the least a switch would need; neither library reproduces the dialect's float form,
-`True`/`False` or the formula prefix, so these are lower bounds on the cost of adopting one.
+bench/downloads_speed.py's `--times`), both formats of every row in memory, with the
+hand-written `download_formats` (commit `HAND_DOWNLOADS`, loaded from git: `rows(frame)` makes
+both formats in one pass; polars replaced it), with the writer adopted
+(`epbench.generator.downloads.formats`, then polars' `write_json` and `write_csv` quoting only
+where needed, as `write_tables` writes a part), and with the two bare library writers measured
+before the decision: pyarrow.csv.write_csv and polars' write_csv, each with polars'
+`write_json`, after turning list and dict columns into their JSON text (orjson, cell by cell)
+and nothing else (no formula prefix, no `unranked_reasons` join: lower bounds).
 
 And the CPU of `build_tables` on the `--base` results (validation and aggregation, the
 largest part of `epbench build`), to scale each difference against the build it sits in.
@@ -58,7 +58,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.csv as pacsv  # noqa: E402
 
 from epbench.core.paths import schemas_dir  # noqa: E402
-from epbench.generator import download_formats  # noqa: E402
+from epbench.generator import downloads  # noqa: E402
 from tests.browser.site_data import (  # noqa: E402
     CLIENT_REGIONS,
     ENDPOINTS,
@@ -73,17 +73,29 @@ TABLES = ("runs", "points", "agentic", "history")
 HAND = "955f12f"
 """The last commit with the hand-written schema compiler (`generator/checks/fast_schema.py`,
 closures answering "certainly valid?"), loaded from git: jsonschema-rs replaced it."""
+HAND_DOWNLOADS = "227eae5"
+"""The last commit with the hand-written download writer (`generator/download_formats.py`,
+Arrow joins of orjson tokens), loaded from git: polars replaced it."""
+
+
+def from_git(ref: str, path: str, name: str) -> types.ModuleType:
+    """The module at `path` as of commit `ref`, as module `name`."""
+    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
+                          check=True, capture_output=True, text=True).stdout
+    module = types.ModuleType(name)
+    sys.modules[module.__name__] = module
+    exec(compile(text, f"{name}.py", "exec"), module.__dict__)
+    return module
 
 
 def hand_schema(ref: str = HAND) -> types.ModuleType:
     """The hand-written `fast_schema` module as of commit `ref`."""
-    where = f"{ref}:generator/checks/fast_schema.py"
-    text = subprocess.run(["git", "-C", str(ROOT), "show", where],
-                          check=True, capture_output=True, text=True).stdout
-    module = types.ModuleType("hand_fast_schema")
-    sys.modules[module.__name__] = module
-    exec(compile(text, "hand_fast_schema.py", "exec"), module.__dict__)
-    return module
+    return from_git(ref, "generator/checks/fast_schema.py", "hand_fast_schema")
+
+
+def hand_downloads(ref: str = HAND_DOWNLOADS) -> types.ModuleType:
+    """The hand-written `download_formats` module as of commit `ref`."""
+    return from_git(ref, "generator/download_formats.py", "hand_download_formats")
 
 
 def cpu(work: Callable[[], Any]) -> float:
@@ -131,8 +143,8 @@ def library_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def hand_csv(frames: dict[str, pd.DataFrame]) -> int:
-    """CSV and JSON records by `download_formats` (one pass makes both)."""
+def hand_csv(frames: dict[str, pd.DataFrame], download_formats: types.ModuleType) -> int:
+    """CSV and JSON records by the hand-written `download_formats` (one pass makes both)."""
     size = 0
     for frame in frames.values():
         rows = download_formats.rows(frame)
@@ -150,6 +162,18 @@ def arrow_csv(frames: dict[str, pd.DataFrame]) -> int:
         sink = io.BytesIO()
         pacsv.write_csv(table, sink, pacsv.WriteOptions(quoting_style="needed"))
         size += sink.tell() + len(pl.from_arrow(table).write_json())  # type: ignore[union-attr]
+    return size
+
+
+def adopted(frames: dict[str, pd.DataFrame]) -> int:
+    """CSV and JSON records as `downloads.write_tables` writes a part (into memory here)."""
+    size = 0
+    for frame in frames.values():
+        records, cells = downloads.formats(frame)
+        sink = io.BytesIO()
+        records.write_json(sink)
+        cells.write_csv(sink, quote_style="necessary")
+        size += sink.tell()
     return size
 
 
@@ -189,6 +213,7 @@ def main() -> int:
 
     validator = rs_validator()
     certainly_valid = hand_schema().certainly_valid
+    download_formats = hand_downloads()
     sample = documents(200)
     disagree = sum(certainly_valid(d, "result") != validator.is_valid(d) for d in sample)
     print(f"(a) verdicts on 200 valid results: fast_schema and jsonschema-rs disagree on "
@@ -216,7 +241,8 @@ def main() -> int:
             for name, work in (
                 ("fast_schema", lambda d=docs: [certainly_valid(x, "result") for x in d]),
                 ("jsonschema-rs", lambda d=docs: [validator.is_valid(x) for x in d]),
-                ("download_formats", lambda f=frames: hand_csv(f)),
+                ("download_formats", lambda f=frames: hand_csv(f, download_formats)),
+                ("polars (adopted)", lambda f=frames: adopted(f)),
                 ("pyarrow.csv+polars.json", lambda f=frames: arrow_csv(f)),
                 ("polars csv+json", lambda f=frames: polars_csv(f)),
             ):
@@ -230,7 +256,8 @@ def main() -> int:
         print(f"{shape} results, best of {args.reps}, s CPU (build_tables scaled from "
               f"{args.base}: ~{build:.0f} s):")
         for hand, libs in (("fast_schema", ("jsonschema-rs",)),
-                           ("download_formats", ("pyarrow.csv+polars.json", "polars csv+json"))):
+                           ("download_formats", ("polars (adopted)", "pyarrow.csv+polars.json",
+                                                 "polars csv+json"))):
             for lib in libs:
                 print(f"  {hand} {best[hand]:.2f} vs {lib} {best[lib]:.2f}: "
                       f"{best[lib] / best[hand]:.2f}x; difference "

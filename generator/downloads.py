@@ -13,6 +13,16 @@ run's result path and file sha256, the code and data context of the build cache,
 columns that a build computes across files (rankability, the quality gate, flags), so a part
 is written again when any of them changed and kept otherwise (the manifest lives in the build
 cache folder; a part counts only while its files are still there).
+
+The files are written by polars (`write_json`; `write_csv` quoting only where needed) from
+two frames a block of rows is turned into, column by column (`formats`): what the download
+dialect (docs/tables.md, "What the files hold") asks beyond a plain writer is done there, in
+compiled code except for the rare cells that are JSON values. JSON: NaN and infinities null;
+lists of text or numbers as arrays; a dict, a list of dicts or a column mixing kinds as text
+(its JSON, strings as they are). CSV: the same, missing values empty, every list as its JSON
+text except `unranked_reasons` joined by "; ", and text that a spreadsheet would run as a
+formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) prefixed with `'`
+(CSV injection).
 """
 
 from __future__ import annotations
@@ -28,19 +38,26 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from epbench.generator import download_formats
-
-FORMAT = 1
+FORMAT = 2
+"""The download format, `format` in `data/index.json`: 2 since polars writes the files (the
+dialect of docs/tables.md); 1 was the hand-written writer's."""
 DATED = ("runs", "points", "agentic", "history")
 WHOLE = ("endpoints",)
 UNDATED = "undated"
 BLOCK = 50_000
-"""Rows converted together: the text of a block (1-2 kB a row in JSON) stays well under
-Arrow's 2 GB a string array, and the memory of a build bounded. Half of the 100,000 rows it
-was: a block's buffers are fresh memory that the kernel zeroes page by page (at 510,000
-points rows, 33,000 page faults instead of 66,000); a smaller block pays more per column
-call than it saves (10,000 rows: more CPU in all)."""
+"""Rows converted together (`formats`), so that the memory of a build stays bounded; a
+smaller block pays more per column call than it saves."""
+JOINED = "unranked_reasons"
+"""The one list column a CSV cell shows as its items joined by "; " (a reader's sentence),
+not as JSON."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet runs as a formula when a cell starts with it."""
+_FORMULA = r"^([=+\-@\t\r])"
+_JSON = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 _ACROSS_FILES = ("rankable", "unranked_reasons", "flags", "quality", "quality_below", "bfcl",
                  "journal_path", "tier", "tier_reason", "confirmation", "confirmed_by")
 """Run columns a build computes from more than the run's own file (from other files, the
@@ -78,7 +95,7 @@ def _write_parts(frame: pd.DataFrame, positions: dict[str, np.ndarray], todo: li
                  folder: Path) -> list[Path]:
     """Write the parts in `todo` (each the rows at its `positions`, in the frame's order),
     converting only those rows, once, in blocks of whole parts of about `BLOCK` rows
-    (`epbench.generator.download_formats.rows`)."""
+    (`formats`)."""
     if not todo:
         return []
     folder.mkdir(parents=True, exist_ok=True)
@@ -86,17 +103,17 @@ def _write_parts(frame: pd.DataFrame, positions: dict[str, np.ndarray], todo: li
     for block in _blocks(todo, positions):
         where = np.concatenate([positions[p] for p in block])
         same = len(where) == len(frame) and bool((where == np.arange(len(frame))).all())
-        rows = download_formats.rows(frame if same else frame.iloc[where])
+        records, cells = formats(frame if same else frame.iloc[where])
         start = 0
         for part in block:
-            end = start + len(positions[part])
+            length = len(positions[part])
             json_path, csv_path = folder / f"{part}.json", folder / f"{part}.csv"
             with json_path.open("wb") as handle:
-                handle.writelines(rows.json_part(start, end))
-            with csv_path.open("wb") as handle:
-                handle.writelines(rows.csv_part(start, end))
+                records.slice(start, length).write_json(handle)
+                handle.write(b"\n")
+            cells.slice(start, length).write_csv(csv_path, quote_style="necessary")
             written += [json_path, csv_path]
-            start = end
+            start += length
     return written
 
 
@@ -111,6 +128,85 @@ def _blocks(todo: list[str], positions: dict[str, np.ndarray]) -> list[list[str]
         blocks[-1].append(part)
         size += len(positions[part])
     return blocks
+
+
+# --- the dialect: the columns polars writes ------------------------------------------------
+
+def formats(frame: pd.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The frame as the two frames its JSON records and its CSV are written from."""
+    records, cells = [], []
+    for i, name in enumerate(str(c) for c in frame.columns):
+        record, cell = _column(frame.iloc[:, i], name)
+        records.append(record.alias(name))
+        cells.append(cell.alias(name))
+    return pl.DataFrame(records, height=len(frame)), pl.DataFrame(cells, height=len(frame))
+
+
+def _column(series: pd.Series, name: str) -> tuple[pl.Series, pl.Series]:
+    """One column as its JSON and its CSV cells."""
+    values = series.to_numpy() if series.dtype == object else None
+    try:
+        array = pa.array(values if values is not None else series, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # a mix of kinds
+        return _as_text(values if values is not None else series.to_numpy(dtype=object))
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    kind = array.type
+    if pa.types.is_floating(kind):  # NaN is null already (from_pandas)
+        array = pc.if_else(pc.is_finite(array), array, None)
+    if pa.types.is_list(kind) and pa.types.is_null(kind.value_type):  # only [] and None
+        array, kind = array.cast(pa.list_(pa.string())), pa.list_(pa.string())
+    if pa.types.is_list(kind) and _scalar(kind.value_type):
+        record = pl.Series(array)  # (write_json writes NaN inside a list as null)
+        if name == JOINED and pa.types.is_string(kind.value_type):
+            return record, _defused(record.list.join("; "))
+        shown = _json_texts(values if values is not None else array.to_pylist())
+        return record, pl.Series(shown, dtype=pl.String)
+    if not _scalar(kind):  # dicts, lists of dicts, ...
+        return _as_text(values if values is not None else series.to_numpy(dtype=object))
+    record = pl.Series(array)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return record, _defused(record)
+    return record, record
+
+
+def _scalar(kind: pa.DataType) -> bool:
+    return (pa.types.is_null(kind) or pa.types.is_boolean(kind) or pa.types.is_integer(kind)
+            or pa.types.is_floating(kind) or pa.types.is_string(kind)
+            or pa.types.is_large_string(kind))
+
+
+def _defused(text: pl.Series) -> pl.Series:
+    """Text with a quote before what a spreadsheet would run as a formula."""
+    return text.str.replace(_FORMULA, "'$1")
+
+
+def _as_text(values: np.ndarray) -> tuple[pl.Series, pl.Series]:
+    """Cells of a column polars holds no type for (dicts, a mix of kinds), one by one, as
+    text: strings as they are (a formula quoted in the CSV), anything else as its JSON
+    (NaN and infinities null); missing is null."""
+    texts = _json_texts(values)
+    record = [v if isinstance(v, str) else t for v, t in zip(values, texts, strict=True)]
+    shown = ["'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else t
+             for v, t in zip(values, record, strict=True)]
+    return pl.Series(record, dtype=pl.String), pl.Series(shown, dtype=pl.String)
+
+
+def _json_texts(values: Any) -> list[str | None]:
+    """Each value's compact JSON (NaN and infinities null, also inside); missing is None."""
+    out: list[str | None] = []
+    for value in values:
+        token = orjson.dumps(value, option=_JSON, default=_missing).decode()
+        out.append(None if token == "null" else token)
+    return out
+
+
+def _missing(value: Any) -> None:
+    if value is pd.NA or value is pd.NaT:
+        return None
+    raise TypeError(f"a download cell cannot be written as JSON: {type(value).__name__}")
 
 
 # --- the parts, and which of them changed ---------------------------------------------------
