@@ -38,3 +38,20 @@ def _fresh_recompute_cache(tmp_path_factory: pytest.TempPathFactory,
     """Each test validates cold: recomputations remembered by one test (or by the developer's
     own ~/.cache) must not hide a problem from another."""
     monkeypatch.setenv("EPBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("epbench-cache")))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When a test that needs vLLM will run (it uses the `vllm_url` fixture), its virtualenv
+    (a 3.4 GB pip install, 1.5-11 min here) and tiny model are built in a background thread
+    from now on, while the other tests run; tests/test_vllm.py sorts near the end."""
+    if any("vllm_url" in getattr(item, "fixturenames", ()) for item in session.items):
+        from tests.vllm_fixture import prepare_in_background
+
+        prepare_in_background()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A background vLLM build still running when the session ends is stopped by its PID."""
+    module = sys.modules.get("tests.vllm_env")
+    if module is not None:
+        module.stop_background()

@@ -190,3 +190,22 @@ def test_every_vllm_result_builds_into_the_site(vllm_url: str, project: Path) ->
     pages = "".join(p.read_text("utf-8") for p in (project / "_site").rglob("*.html"))
     for api in APIS:
         assert f"vllm-tiny-{api}" in pages
+
+
+def test_under_ci_a_vllm_that_does_not_answer_fails_the_vllm_tests_and_none_is_skipped(
+    tmp_path: Path,
+) -> None:
+    """The same tests against a vLLM that is not there (a free port), under CI=true: an error
+    that names what is missing, never a skip."""
+    from tests.llama_fixture import free_port
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(Path(__file__)), "-q", "-p", "no:cacheprovider",
+         "-k", "serving_sweep and openai-chat", "--basetemp", str(tmp_path / "t")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env=dict(os.environ, CI="true",
+                 EPBENCH_VLLM_URL=f"http://127.0.0.1:{free_port()}/v1"))
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert "required for this test under CI=true: EPBENCH_VLLM_URL=" in done.stdout
+    assert "1 error" in done.stdout and "skipped" not in done.stdout, done.stdout[-2000:]
+
