@@ -21,8 +21,9 @@ import yaml
 from epcore.schema import check_schema
 from tests.conftest import ROOT
 
-# the first test also builds the vLLM virtualenv (2.5 min idle, 11 min on this busy machine)
-# and waits for vLLM to start (45-105 s): above the suite's 600 s per test
+# the first test may also wait for the vLLM virtualenv (82 s to 11 min of pip here; conftest
+# starts it at collection) and waits for vLLM to start (45-105 s idle, 208 s busy): above the
+# suite's 600 s per test
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800)]
 APIS = ("openai-chat", "openai-responses", "anthropic-messages")
 BFCL = "bfcl-live-parallel"
