@@ -43,7 +43,7 @@ def _fresh_recompute_cache(tmp_path_factory: pytest.TempPathFactory,
 # ------------------------------------------------------------------ servers built in the background
 # The real servers that have virtualenvs of their own (tests/server_envs.py) are built while the
 # other tests run: a test on one carries `@pytest.mark.built_server("llama")` (the name of its
-# ServerEnv in lower case); collection starts the builds the collected tests need, and those
+# ServerEnv in lower case, or "vllm" for tests/vllm_env.py's); collection starts the builds the collected tests need, and those
 # tests run last, so a fresh machine's compile overlaps the rest of the suite.
 def _built_servers(item: pytest.Item) -> set[str]:
     return {str(arg) for mark in item.iter_markers("built_server") for arg in mark.args}
@@ -57,20 +57,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
               ((item.nodeid, item) for item in items)}
     wanted = set().union(*needed.values()) if needed else set()
     for name in sorted(wanted):
-        getattr(server_envs, name.upper()).prebuild()
+        if name == "vllm":  # tests/vllm_env.py: its virtualenv, then the tiny model
+            from tests.vllm_fixture import prepare_in_background
+
+            prepare_in_background()
+        else:
+            getattr(server_envs, name.upper()).prebuild()
     if wanted:
         items[:] = [i for i in items if not needed[i.nodeid]] + \
             [i for i in items if needed[i.nodeid]]
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """When a test that needs vLLM will run (it uses the `vllm_url` fixture), its virtualenv
-    (a 3.4 GB pip install, 1.5-11 min here) and tiny model are built in a background thread
-    from now on, while the other tests run; tests/test_vllm.py sorts near the end."""
-    if any("vllm_url" in getattr(item, "fixturenames", ()) for item in session.items):
-        from tests.vllm_fixture import prepare_in_background
-
-        prepare_in_background()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

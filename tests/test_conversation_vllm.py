@@ -24,7 +24,7 @@ import yaml
 from epbench.runner.entry import run_command
 from tests.vllm_fixture import MODEL_NAME, vllm_server
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.built_server("vllm")]
 
 NEW_INPUT = 96  # tokens of each turn's new user message
 CONTEXT = 512  # tokens of each session's own context, in its first message
