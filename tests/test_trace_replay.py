@@ -32,7 +32,10 @@ def trace_project(tmp_path: Path, time_scale: float, start_s: float, duration_s:
     doc = load_document(SHIPPED)
     doc["load"].update(time_scale=time_scale,
                        window={"start_s": start_s, "duration_s": duration_s})
-    doc["prompts"]["max_tokens"] = 32
+    # Short prompts and answers: the arrival process is what is measured, and on a shared
+    # 2-core machine 4k-token prompts made client and emulator CPU-bound at the trace's peaks.
+    doc["load"]["max_input_tokens"] = 256
+    doc["prompts"]["max_tokens"] = 16
     path = tmp_path / "workloads" / "serving" / "trace-azure-code.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
@@ -62,8 +65,6 @@ def test_an_azure_replay_keeps_arrival_lag_under_5_ms_and_the_trace_rate_per_min
     lag = point["schedule_delay_ms"]
     print(f"arrival lag over {lag['n']} requests at {point['rate']:.2f} req/s: "
           f"p50 {lag['p50']:.3f} ms, p99 {lag['p99']:.3f} ms")
-    assert lag["n"] == len(in_window) and lag["p99"] < 5.0
-
     records = [r for r in Journal.read(path.parent / "events.jsonl") if "request_id" in r]
     start = min(r["t_scheduled_ns"] for r in records)
     minute_ns = 60e9 * scale
@@ -71,6 +72,7 @@ def test_an_azure_replay_keeps_arrival_lag_under_5_ms_and_the_trace_rate_per_min
     planned = Counter(int((t - in_window[0]) // 60) for t in in_window)
     print("requests per trace minute, trace vs journal:",
           [(planned[m], sent[m]) for m in sorted(planned)])
+    assert lag["n"] == len(in_window) and lag["p99"] < 5.0
     assert sorted(sent) == sorted(planned)
     for minute, count in planned.items():
         # only a request due within its lag of a minute's end may fall into the next one
