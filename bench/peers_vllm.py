@@ -763,9 +763,9 @@ def main(argv: list[str] | None = None) -> int:
         # moved so that its mean prompt tokens, as the server counted them, are the target.
         inputs = {"epbench": load.prompt_tokens}
         inputs.update({p: load.prompt_tokens - overhead for p in peers})
-        match_c = max(concurrency)
+        match_c = min(4, max(concurrency))
         for tool in ["epbench", *peers]:
-            probe = bench.execute(Run(tool, match_c, -1, next(seeds), max(16, 2 * match_c),
+            probe = bench.execute(Run(tool, match_c, -1, next(seeds), 2 * match_c,
                                       inputs[tool]), "match")
             if probe.prompt_mean is not None and tool != "epbench":
                 inputs[tool] += round(load.prompt_tokens - probe.prompt_mean)
@@ -774,22 +774,14 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
 
         pairs: list[tuple[Run, Run]] = []
-        for rep in range(args.reps):
-            for c in concurrency:
-                n = max(args.requests, 4 * c)
-                for peer in peers:
-                    mine = bench.execute(Run("epbench", c, rep, next(seeds), n,
-                                             inputs["epbench"]), f"r{rep}")
-                    # the peer's prompts follow what the server counted for epbench's run just
-                    # before (epbench's prompts are whole words: its mean moves a few tokens)
-                    shift = (round(mine.prompt_mean - load.prompt_tokens)
-                             if mine.prompt_mean is not None else 0)
-                    theirs = bench.execute(Run(peer, c, rep, next(seeds), n,
-                                               inputs[peer] + shift), f"r{rep}")
-                    pairs.append((mine, theirs))
+        try:
+            measure(bench, load, args, concurrency, peers, inputs, seeds, pairs, rtt)
+        except KeyboardInterrupt:
+            print("# interrupted: the figures below are from the pairs done", flush=True)
 
-    print(f"\nratios epbench/peer (median over {args.reps} alternating pairs; per pair in "
-          "brackets):")
+    done_reps = len({p[0].rep for p in pairs})
+    print(f"\nratios epbench/peer (median over {done_reps} repetition(s) of alternating pairs; "
+          "per pair in brackets):")
     for line in summarize(pairs, concurrency, peers, rtt):
         print(line)
     bad = [r for pair in pairs for r in pair if r.returncode != 0 or r.completed != r.requests]
@@ -798,9 +790,33 @@ def main(argv: list[str] | None = None) -> int:
               f"completed={r.completed}/{r.requests}")
     if args.json:
         args.json.write_text(json.dumps(
-            {"load": load.__dict__, "rtt_ms": rtt, "inputs": inputs,
-             "runs": [r.__dict__ for pair in pairs for r in pair]}, indent=1, default=str))
+            {"load": {**load.__dict__, "logit_bias": len(load.logit_bias)}, "rtt_ms": rtt,
+             "inputs": inputs, "runs": [r.__dict__ for pair in pairs for r in pair]},
+            indent=1, default=str))
     return 1 if bad else 0
+
+
+def measure(bench: Bench, load: Load, args: argparse.Namespace, concurrency: list[int],
+            peers: list[str], inputs: dict[str, int], seeds: Any,
+            pairs: list[tuple[Run, Run]], rtt: dict[str, float]) -> None:
+    """The measured runs, appended to `pairs`; the ratios so far after each repetition."""
+    for rep in range(args.reps):
+        for c in concurrency:
+            n = max(args.requests, 4 * c)
+            for peer in peers:
+                mine = bench.execute(Run("epbench", c, rep, next(seeds), n, inputs["epbench"]),
+                                     f"r{rep}")
+                # the peer's prompts follow what the server counted for epbench's run just
+                # before (epbench's prompts are whole words: its mean moves a few tokens)
+                shift = (round(mine.prompt_mean - load.prompt_tokens)
+                         if mine.prompt_mean is not None else 0)
+                theirs = bench.execute(Run(peer, c, rep, next(seeds), n, inputs[peer] + shift),
+                                       f"r{rep}")
+                pairs.append((mine, theirs))
+        if rep + 1 < args.reps:
+            print(f"# after repetition {rep}:", flush=True)
+            for line in summarize(pairs, concurrency, peers, rtt):
+                print(f"# {line}", flush=True)
 
 
 if __name__ == "__main__":
