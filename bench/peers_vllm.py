@@ -622,6 +622,11 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
+def _paced(run: Run) -> float | None:
+    itl = run.server.get("itl_mean")
+    return run.tps * itl if run.tps is not None and itl else None
+
+
 def summarize(pairs: list[tuple[Run, Run]], concurrency: list[int], peers: list[str],
               rtt: dict[str, float]) -> list[str]:
     lines = []
@@ -639,10 +644,17 @@ def summarize(pairs: list[tuple[Run, Run]], concurrency: list[int], peers: list[
                 cells.append(f"{name} {_f(statistics.median(values), 2) if values else '-'}"
                              f" ({', '.join(_f(v, 2) for v in values)})")
             prompt = [r for e, p in mine if (r := ratio(e.prompt_mean, p.prompt_mean))]
+            # the server's pace differs between the two runs of a pair on a shared machine;
+            # output tok/s x the server's own mean inter-token latency takes that out
+            paced = [r for e, p in mine
+                     if (r := ratio(_paced(e), _paced(p))) is not None]
             lines.append(f"  epbench/{peer:10s} " + "; ".join(cells)
-                         + f"; prompt tokens {_f(statistics.median(prompt), 3) if prompt else '-'}")
+                         + f"; prompt tokens {_f(statistics.median(prompt), 3) if prompt else '-'}"
+                         + f"; tok/s at the server's pace {_f(statistics.median(paced), 2) if paced else '-'}"  # noqa: E501
+                         + f" ({', '.join(_f(v, 2) for v in paced)})")
         lines.append("  TTFT against the server (client mean - (server mean + loopback "
                      f"{rtt['p50']:.3f} ms), median over runs; the server's figures per run):")
+        nearness: dict[str, float] = {}
         for tool in ["epbench", *peers]:
             runs = [r for pair in pairs for r in pair if r.tool == tool and r.concurrency == c]
             runs = list({id(r): r for r in runs}.values())
@@ -651,6 +663,8 @@ def summarize(pairs: list[tuple[Run, Run]], concurrency: list[int], peers: list[
             if not runs:
                 continue
             server = [r.server for r in runs if r.server]
+            if gaps:
+                nearness[tool] = abs(statistics.median(gaps))
 
             def med(key: str, rows: list[dict[str, Any]] = server) -> float | None:
                 vals = [row[key] for row in rows if row.get(key) is not None]
@@ -664,6 +678,10 @@ def summarize(pairs: list[tuple[Run, Run]], concurrency: list[int], peers: list[
                 f"queue mean {_f(med('queue_mean'), 2)}; "
                 f"prompt/request {_f(med('prompt_per_request'), 1)}; running~"
                 f"{_f(med('running', [{'running': r.running} for r in runs]), 1)})")
+        if nearness:
+            order = sorted(nearness, key=nearness.__getitem__)
+            lines.append("    nearest the server's TTFT: "
+                         + ", ".join(f"{t} {nearness[t]:.1f} ms" for t in order))
     return lines
 
 
@@ -716,7 +734,18 @@ def main(argv: list[str] | None = None) -> int:
                              "textless_tokens): TTFT then means different things to "
                              "vllm bench and the others.")
     parser.add_argument("--json", type=Path, default=None, help="Also write every run here.")
+    parser.add_argument("--summarize", type=Path, default=None,
+                        help="Print the ratios again from a --json file and exit.")
     args = parser.parse_args(argv)
+    if args.summarize:
+        doc = json.loads(args.summarize.read_text())
+        runs = [Run(**r) for r in doc["runs"]]
+        pairs = list(zip(runs[::2], runs[1::2], strict=True))
+        tools = list(dict.fromkeys(p.tool for _, p in pairs))
+        levels = list(dict.fromkeys(p.concurrency for _, p in pairs))
+        for line in summarize(pairs, levels, tools, doc["rtt_ms"]):
+            print(line)
+        return 0
     peers = [p for p in args.peers.split(",") if p]
     unknown = [p for p in peers if p not in TOOLS]
     if unknown:
