@@ -78,7 +78,8 @@ PEERS: dict[str, PeerSpec] = {
         (("torch==2.13.0",),
          ("guidellm==0.8.1", "tokenizers==0.23.3", "transformers==5.24.0")),
     ),
-    "aiperf": PeerSpec("aiperf", "aiperf", (("aiperf==0.13.0", "tokenizers", "transformers"),)),
+    "aiperf": PeerSpec("aiperf", "aiperf",
+                      (("aiperf==0.13.0", "tokenizers==0.23.3", "transformers==5.24.0"),)),
 }
 
 
