@@ -50,9 +50,16 @@ class TrialRecord:
     reference_tokens: int | None = None
     harness_fault: str | None = None
     harness_traceback: str | None = None
+    level: int | None = None  # the load level (concurrent agents) it was played at, if any
+    errors: dict[str, int] = field(default_factory=dict)  # failed requests by error class
 
     def journal_line(self) -> dict[str, Any]:
-        return {"type": "trial", **asdict(self)}
+        line = {"type": "trial", **asdict(self)}
+        if self.level is None:
+            del line["level"]  # a workload without load levels journals what it always did
+        if not self.errors:
+            del line["errors"]
+        return line
 
     @classmethod
     def from_journal(cls, line: Mapping[str, Any]) -> TrialRecord:
