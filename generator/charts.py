@@ -311,6 +311,52 @@ def _buyer_chart() -> dict[str, Any]:
     return _finish(alt.layer(rule, frontier, points, chosen))
 
 
+def capacity_chart() -> dict[str, Any]:
+    """A copy of `_capacity_chart()` (the endpoint and compare pages each carry one)."""
+    return copy.deepcopy(_capacity_chart())
+
+
+@functools.cache
+def _capacity_chart() -> dict[str, Any]:
+    """Agents under load (epbench.generator.capacity_view fills `rows`, one per result and
+    level): task success with its 95% interval, and step decision p90 with the workload's SLO
+    as a dashed rule, both against concurrent agents (log scale: levels grow by factors); a
+    hollow mark is a level past the SLO. No line between levels is a measurement."""
+    x = alt.X("agents:Q", title="concurrent agents", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64]))
+    color = alt.Color("series:N", title="endpoint · workload")
+    filled = alt.condition("datum.at_slo", alt.value(1.0), alt.value(0.0))
+    tips = ["series:N", "agents:Q", "success_rate:Q", "success_ci_low:Q", "success_ci_high:Q",
+            "decision_ms_p90:Q", "slo_ms:Q", "at_slo:N", "run_id:N"]
+    base = _base()
+    success = alt.layer(
+        base.mark_rule(strokeWidth=2).encode(
+            x=x, y=alt.Y("success_ci_low:Q", title="task success",
+                         scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            y2="success_ci_high:Q", color=color),
+        base.mark_line(strokeWidth=1, strokeDash=[2, 2]).encode(
+            x=x, y="success_rate:Q", color=color, order="agents:Q"),
+        base.mark_point(size=80, strokeWidth=2).encode(
+            x=x, y="success_rate:Q", color=color, fillOpacity=filled,
+            fill=alt.Fill("series:N", legend=None), tooltip=tips),
+    ).properties(height=220)
+    decision = alt.layer(
+        base.mark_line(strokeWidth=1, strokeDash=[2, 2]).encode(
+            x=x, y=alt.Y("decision_ms_p90:Q", title="step decision p90 (ms)"), color=color,
+            order="agents:Q"),
+        base.mark_point(size=80, strokeWidth=2).encode(
+            x=x, y="decision_ms_p90:Q", color=color, fillOpacity=filled,
+            fill=alt.Fill("series:N", legend=None), tooltip=tips),
+        base.mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(
+            y="slo_ms:Q", color=color,
+            tooltip=[alt.Tooltip("series:N"), alt.Tooltip("slo_ms:Q", title="SLO (ms)")]),
+    ).properties(height=220)
+    spec: dict[str, Any] = alt.vconcat(success, decision).to_dict()
+    spec.pop("$schema", None)
+    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 280}
+    return spec
+
+
 def charts_for(page: str) -> list[ChartSpec]:
     """The charts of one leaderboard page (a copy of specs built once per process: every
     endpoint and workload page carries a board's charts too)."""
