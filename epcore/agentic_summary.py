@@ -178,5 +178,6 @@ def _level(concurrency: int, trials: int, section: dict[str, Any],
         "retry_tokens_per_successful_task": retry_tokens / wins if wins else None,
         "retry_usd_per_successful_task": _round(sum(retry_usd) / wins)  # type: ignore[arg-type]
         if wins and None not in retry_usd else None,
+        "harness_lag_ms": dist([v for r in recs for v in r.tool_lag_ms]),
         "summary": section,
     }

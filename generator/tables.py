@@ -463,6 +463,7 @@ def load_row(block: dict[str, Any]) -> dict[str, Any]:
             "decision_ms_p90": _p(section["decision_ms"], "p90"),
             "decision_ms_p99": _p(section["decision_ms"], "p99"),
             "tool_ms_p90": _p(section["tool_ms"], "p90"),
+            "harness_lag_ms_p90": _p(level["harness_lag_ms"], "p90"),
             "task_wall_ms_p90": _p(section["task_wall_ms"], "p90"),
             "tokens_per_successful_task": level["tokens_per_successful_task"],
             "retry_tokens_per_successful_task": level["retry_tokens_per_successful_task"],

@@ -103,6 +103,7 @@ def _level_row(level: dict[str, Any]) -> dict[str, Any]:
         "trials": rate["n"], "ci95": rate["ci95"],
         "decision_p50_ms": decision["p50"], "decision_p90_ms": decision["p90"],
         "decision_p99_ms": decision["p99"], "tool_p90_ms": section["tool_ms"]["p90"],
+        "lag_p90_ms": level["harness_lag_ms"]["p90"],
         "task_p90_ms": section["task_wall_ms"]["p90"],
         "tokens_per_success": level["tokens_per_successful_task"],
         "retry_tokens_per_success": level["retry_tokens_per_successful_task"],
@@ -220,14 +221,15 @@ def render(summary: dict[str, Any]) -> str:
 
 def _levels_table(levels: list[dict[str, Any]], cap: dict[str, Any]) -> list[str]:
     rows: list[tuple[str, ...]] = [("agents", "success [95% CI]", "decision p50/p90/p99 ms",
-                                    "tool p90 ms", "task p90 ms", "tok/success", "errors")]
+                                    "tool p90 ms", "lag p90 ms", "task p90 ms", "tok/success",
+                                    "errors")]
     for row in levels:
         low, high = row["ci95"]
         rows.append((
             str(row["agents"]), f"{row['successes']}/{row['trials']} [{low:.2f}, {high:.2f}]",
             f"{fmt(row['decision_p50_ms'], 0)}/{fmt(row['decision_p90_ms'], 0)}/"
             f"{fmt(row['decision_p99_ms'], 0)}",
-            fmt(row["tool_p90_ms"], 0), fmt(row["task_p90_ms"], 0),
+            fmt(row["tool_p90_ms"], 0), fmt(row["lag_p90_ms"], 0), fmt(row["task_p90_ms"], 0),
             fmt(row["tokens_per_success"], 0),
             ", ".join(f"{k} {v}" for k, v in row["errors"].items()) or "-",
         ))

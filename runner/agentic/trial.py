@@ -376,4 +376,7 @@ class TrialRun:
 
         measured = await asyncio.gather(*(one(s) for s in latencies))
         self.rec.tool_ms.extend(measured)
+        if self.level is not None:
+            pairs = zip(measured, latencies, strict=True)
+            self.rec.tool_lag_ms.extend(round(max(0.0, ms - s * 1e3), 6) for ms, s in pairs)
         self.tool_ns += _clock() - start
