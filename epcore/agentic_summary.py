@@ -176,7 +176,7 @@ def _level(concurrency: int, trials: int, section: dict[str, Any],
         "request_errors": dict(sorted(errors.items())),
         "tokens_per_successful_task": tokens / wins if wins else None,
         "retry_tokens_per_successful_task": retry_tokens / wins if wins else None,
-        "retry_usd_per_successful_task": _round(sum(retry_usd) / wins)  # type: ignore[arg-type]
+        "retry_usd_per_successful_task": _round(sum(u or 0.0 for u in retry_usd) / wins)
         if wins and None not in retry_usd else None,
         "harness_lag_ms": dist([v for r in recs for v in r.tool_lag_ms]),
         "summary": section,
