@@ -40,7 +40,7 @@ VIEW_COLUMNS: dict[str, list[str]] = {
                 "success_ci_low", "success_ci_high",
                 "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
                 "usd_per_successful_task", "retry_spend_share", "quality", "quality_below",
-                "agents_at_slo", "agents_per_usd_hour",
+                "agents_at_slo", "agents_per_usd_hour", "agents_slo_decision_p90_ms", "load_levels",
                 *(f"retry_{tag}_{m}" for tag in ("productive", "repair", "recovery", "transport")
                   for m in ("requests", "tokens", "seconds", "usd"))],
 }

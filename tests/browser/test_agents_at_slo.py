@@ -18,7 +18,7 @@ import pytest
 from epbench.core.metrics.capacity import Level, capacity
 from epbench.core.metrics.quality import quality_gate
 from epbench.core.paths import resolve_endpoint, resolve_workload
-from tests.browser.harness import page_opener, serve
+from tests.browser.harness import page_opener, serve, wait_for_board
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("EPB_SCREENSHOTS", ROOT / "test-artifacts" / "screenshots"))
@@ -117,23 +117,41 @@ def test_the_endpoint_and_compare_pages_show_agents_at_slo_and_its_levels(fleet)
     assert "agents_at_slo" in board
 
 
-def test_chromium_draws_the_agents_chart_on_the_endpoint_page(fleet, chrome):
-    def ready(page: Any) -> None:
-        page.wait_for_selector("#epb-capacity canvas", timeout=30000)
-        page.evaluate("() => document.getElementById('epb-capacity').epbReady.then(() => true)")
+def _chart_ready(page: Any) -> None:
+    page.wait_for_selector("#epb-capacity canvas", timeout=30000)
+    page.evaluate("() => document.getElementById('epb-capacity').epbReady.then(() => true)")
 
+
+def _levels(cap: dict[str, Any]) -> list[list[Any]]:
+    return sorted([row["concurrency"], row["at_slo"]] for row in cap["levels"])
+
+
+def test_chromium_draws_the_agents_chart_on_the_endpoint_and_compare_pages(fleet, chrome):
     cap = fleet["result"]["agentic"]["capacity"]
-    with serve(fleet["site"]) as base, page_opener(chrome, ready) as open_page:
+    with serve(fleet["site"]) as base, page_opener(chrome, _chart_ready) as open_page:
         for path in ("endpoints/emulator/", "compare/?endpoints=emulator,elsewhere"):
             page = open_page(base + path)
             drawn = page.evaluate(
                 "() => document.getElementById('epb-capacity').epbReady"
                 ".then(r => r.view.data('rows').map(d => [d.agents, d.at_slo]))")
-            assert sorted(drawn) == sorted([[row["concurrency"], row["at_slo"]]
-                                            for row in cap["levels"]])
+            assert sorted(drawn) == _levels(cap)
             text = page.inner_text("#epb-capacity")
             assert "Agents at SLO" in text and "harness lag p90" in text
         SHOTS.mkdir(parents=True, exist_ok=True)
         page = open_page(base + "endpoints/emulator/")
         page.locator("#epb-capacity").screenshot(path=str(SHOTS / "agents-at-slo.png"))
-        assert (SHOTS / "agents-at-slo.png").stat().st_size > 10_000
+    assert (SHOTS / "agents-at-slo.png").stat().st_size > 10_000
+
+
+def test_the_agentic_board_charts_each_level_and_lists_agents_at_slo(fleet, chrome):
+    def ready(page: Any) -> None:
+        wait_for_board(page)
+        page.wait_for_function("() => window.epbBoard.chartData().length > 0", timeout=30000)
+
+    cap = fleet["result"]["agentic"]["capacity"]
+    with serve(fleet["site"]) as base, page_opener(chrome, ready) as open_board:
+        for chart in ("agents_success", "agents_decision"):
+            page = open_board(base + f"agentic/?emulated=1&chart={chart}")
+            rows = page.evaluate("() => window.epbBoard.chartData()")
+            assert sorted([r["agents"], r["at_slo"]] for r in rows) == _levels(cap)
+            assert "agents at SLO" in page.inner_text("#epb-board")
