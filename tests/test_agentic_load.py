@@ -134,3 +134,62 @@ def test_the_validator_wants_every_planned_trial_of_every_level():
     wrong[1]["level"] = 16
     found = check_plan(result, plan, wrong, "r.json")
     assert len(found) == 1 and "load level 16" in found[0].message
+
+
+def test_a_run_with_levels_journals_each_level_resumes_by_level_and_recomputes():
+    import json
+
+    from epbench.generator.checks.evidence import first_difference, recompute
+    from tests.test_agentic_executor import (
+        FakeClient,
+        call_chunks,
+        ok,
+        reply_chunks,
+        run,
+        workload,
+    )
+
+    class Agent(FakeClient):
+        """Answers by the conversation (trials at once interleave their requests): a call to
+        a user turn, the reply after the tool's answer."""
+
+        async def chat(self, body, keep_chunks=False, request_id=None):
+            self.bodies.append(body)
+            if not self.responses:
+                raise AssertionError("more requests than the test expects")
+            self.responses.pop()
+            if body["messages"][-1]["role"] == "tool":
+                return ok(reply_chunks("18"))
+            return ok(call_chunks('{"city": "Paris"}'))
+
+    def answers(trials: int) -> FakeClient:
+        return Agent([None] * 2 * trials)
+
+    doc = workload(trials=1, load={"concurrency": [1, 2], "slo": {"decision_p90_ms": 60000}})
+    section, journal = run(doc, answers(3))  # 1 trial at one agent, 2 at two
+    trials = [(line["level"], line["trial"]) for line in journal.lines if line["type"] == "trial"]
+    assert sorted(trials) == [(1, 0), (2, 0), (2, 1)]
+    requests = [line for line in journal.lines if line["type"] == "request"]
+    assert {line["level"] for line in requests} == {1, 2}
+    assert len({line["request_id"] for line in requests}) == len(requests)
+    assert [level["concurrency"] for level in section["levels"]] == [1, 2]
+    assert [level["results"]["success"] for level in section["levels"]] == [1, 2]
+    assert section["capacity"]["agents_at_slo"] == 2
+
+    lines = json.loads(json.dumps(journal.lines))
+    result = {"endpoint": {"pricing": None}, "agentic": section}
+    assert first_difference(result, recompute(result, lines)) is None
+    levels = [dict(level) for level in section["levels"]]
+    levels[1]["tokens_per_successful_task"] = 1.0
+    tampered = {**result, "agentic": {**section, "levels": levels}}
+    assert first_difference(tampered, recompute(result, lines))[0] == \
+        "/agentic/levels/1/tokens_per_successful_task"
+
+    cut = [line for line in journal.lines
+           if not (line["type"] == "trial" and (line.get("level"), line["trial"]) == (2, 1))]
+    client = answers(1)
+    again, journal2 = run(doc, client, resume=cut)
+    assert client.responses == []  # only the trial missing at two agents ran again
+    assert [(line["level"], line["trial"]) for line in journal2.lines
+            if line["type"] == "trial"] == [(2, 1)]
+    assert again["levels"][1]["results"] == section["levels"][1]["results"]
