@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "results"
 SERVING_SAMPLE = SAMPLES / "alice" / "acme-llama-8b" / "2026-11-20-chat-short-a1b2c3d4.json"
 AGENTIC_SAMPLE = SAMPLES / "bob" / "acme-llama-8b" / "2026-11-22-tool-lookup-c3d4e5f6.json"
+SELF_HOSTED_SAMPLE = SAMPLES / "alice" / "alice-h100-vllm" / "2026-11-21-chat-short-b2c3d4e5.json"
 
 
 @dataclass(frozen=True)
@@ -237,9 +238,9 @@ def agentic_result(i: int, ep: Endpoint, day: date, client_region: str,
 
 def load_result() -> dict[str, Any]:
     """The sample agentic result as if it had played retail-refund-fleet at its load levels:
-    the section summarize_load makes of synthetic trials whose decision time grows with the
-    agents (100 ms x (1 + agents / 32), so 16 agents are at the 200 ms SLO and 64 are not).
-    No journal: shown, not ranked."""
+    on the self-hosted sample endpoint, the section summarize_load makes of synthetic trials
+    whose decision time grows with the agents (100 ms x (1 + agents / 32), so 16 agents are at
+    the 200 ms SLO and 64 are not). No journal: shown, not ranked."""
     import hashlib
 
     from epbench.core.agentic_plan import plan_agentic
@@ -252,6 +253,9 @@ def load_result() -> dict[str, Any]:
     plan = plan_agentic(load_document(path), quick=False)
     assert plan.load is not None
     doc = json.loads(AGENTIC_SAMPLE.read_text(encoding="utf-8"))
+    # on the self-hosted sample endpoint (an hourly card: agents per $/hour), whose other
+    # results are all serving ones
+    doc["endpoint"] = json.loads(SELF_HOSTED_SAMPLE.read_text(encoding="utf-8"))["endpoint"]
     card = doc["endpoint"].get("pricing")
     ledger = CostLedger(card)
     for _ in range(3):  # each trial: three productive requests of 100 in, ~37 out tokens

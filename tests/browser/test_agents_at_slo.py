@@ -93,7 +93,9 @@ def test_agents_at_slo_is_the_step_function_of_the_measured_levels(fleet):
             break
         expected = row["concurrency"]
     assert cap["agents_at_slo"] == expected
-    assert cap["agents_per_usd_hour"] == (cap["agents_at_slo"] / 2.0 or None)  # $2/h card
+    per_hour = fleet["result"]["endpoint"]["pricing"]["usd_per_hour"]  # the emulator's card
+    assert cap["usd_per_hour"] == per_hour
+    assert cap["agents_per_usd_hour"] == (cap["agents_at_slo"] / per_hour or None)
 
 
 def _shown(html: str, cap: dict[str, Any]) -> None:
