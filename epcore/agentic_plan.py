@@ -8,6 +8,9 @@ rebuilds from the workload file with the claimed sha256 to compare with that lin
                  declared `streamed_tool_calls: non-streamed` fallback was used), temperature,
                  max_tokens, tool_choice, tool_choice_by_step, parallel_tool_calls
     limits       max_steps, max_tool_errors and the retry block of each trial
+    load         with `load:` levels, each level's concurrent agents and trials per task
+                 (max(trials, ceil(level / tasks)): every agent has a whole trial), and the
+                 SLO that capacity is measured at; without, one level at `concurrency`
     per task     the names of the tools it is offered (its own, else the workload's) and a
                  sha256 of what defines it (the task, those tools, the system prompt and the
                  initial state), so a journal of other tasks under the same ids is told apart
@@ -92,17 +95,50 @@ class AgenticPlan:
     limits: dict[str, Any]  # max_steps, max_tool_errors, retry (the workload's block or None)
     tools: tuple[tuple[str, ...], ...]  # per task, the names of the tools it is offered
     task_sha256: tuple[str, ...]  # per task
+    load: Load | None = None  # the workload's load levels, if it declares them
 
     @property
     def max_steps(self) -> int:
         return int(self.limits["max_steps"])
+
+    def trials_at(self, level: int | None) -> int:
+        """Trials per task played at `level` (None: a workload without load levels)."""
+        if level is None or self.load is None:
+            return self.trials
+        return self.load.trials[self.load.concurrency.index(level)]
 
     def run_line(self) -> dict[str, Any]:
         """The `agentic` block of the journal's run line."""
         return {"tasks": list(self.tasks), "trials": self.trials, "seed": self.seed,
                 "concurrency": self.concurrency, "settings": self.settings.to_json(),
                 "limits": dict(self.limits), "tools": [list(t) for t in self.tools],
-                "task_sha256": list(self.task_sha256)}
+                "task_sha256": list(self.task_sha256),
+                **({"load": self.load.to_json()} if self.load is not None else {})}
+
+
+@dataclass(frozen=True)
+class Load:
+    """Load levels: `concurrency[i]` agents at once play `trials[i]` trials of every task."""
+
+    concurrency: tuple[int, ...]
+    trials: tuple[int, ...]
+    decision_p90_ms: float  # the SLO on each level's step decision p90
+
+    def to_json(self) -> dict[str, Any]:
+        return {"concurrency": list(self.concurrency), "trials": list(self.trials),
+                "slo": {"decision_p90_ms": self.decision_p90_ms}}
+
+
+def load_of(doc: Mapping[str, Any], trials: int) -> Load | None:
+    """The load levels of a schema-checked agentic workload (None without `load`)."""
+    block = doc.get("load")
+    if not isinstance(block, Mapping):
+        return None
+    tasks = max(1, len(doc.get("tasks") or []))
+    levels = tuple(int(c) for c in block["concurrency"])
+    return Load(concurrency=levels,
+                trials=tuple(max(trials, -(-level // tasks)) for level in levels),
+                decision_p90_ms=float(block["slo"]["decision_p90_ms"]))
 
 
 def plan_agentic(doc: Mapping[str, Any], quick: bool,
@@ -132,6 +168,7 @@ def plan_agentic(doc: Mapping[str, Any], quick: bool,
                 "retry": limits.get("retry")},
         tools=tuple(tools),
         task_sha256=tuple(digests),
+        load=load_of(doc, trials),
     )
 
 

@@ -3,8 +3,13 @@
 Every trial counts: endpoint errors, step and tool-error limits and harness faults are all
 failures (a harness fault left out would raise the success rate); each harness fault is also
 listed with its traceback summary, and makes the result not rankable (epbench.core.rankable).
-The runner calls `summarize` when the run ends; `epbench validate` calls it again on the trial
-lines of the journal and compares.
+The runner calls `summarize` (`summarize_load` for a workload with load levels) when the run
+ends; `epbench validate` calls it again on the trial lines of the journal and compares.
+
+With load levels the section is the baseline's (the first level's: what a one-level workload
+reports, so boards compare like with like), plus `levels` (each level's own section, its
+trials per task, outcomes and failed requests by class, and per successful task: tokens,
+retry tokens and retry dollars) and `capacity` (epbench.core.metrics.capacity: agents at SLO).
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from epbench.core.cost_ledger import CostLedger
+from epbench.core.agentic_plan import Load
+from epbench.core.cost_ledger import TAGS, CostLedger
+from epbench.core.metrics.capacity import Level, capacity
 from epbench.core.metrics.passk import pass_hat_k
 from epbench.core.metrics.percentiles import summarize as summarize_sample
 from epbench.core.metrics.wilson import wilson
@@ -120,3 +127,57 @@ def _fault(record: TrialRecord) -> dict[str, Any]:
     if record.harness_traceback:
         out["traceback"] = record.harness_traceback[:2000]
     return out
+
+
+RETRY_TAGS = TAGS[1:]  # repair, recovery, transport: what a task paid beyond its productive steps
+
+RESULTS = ("success", "failed", "endpoint_error", "max_steps", "max_tool_errors",
+           "harness_fault")
+"""A trial's outcome results (result.schema.json), each level's count of them in this order."""
+
+
+def summarize_load(
+    task_ids: Sequence[str],
+    load: Load,
+    records: Sequence[TrialRecord],
+    card: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The `agentic` section of a workload with load levels: the baseline level's section,
+    with every level in `levels` and agents at SLO in `capacity`."""
+    levels, measured = [], []
+    for concurrency, trials in zip(load.concurrency, load.trials, strict=True):
+        recs = [r for r in records if r.level == concurrency]
+        section = summarize(task_ids, trials, recs, card)
+        levels.append(_level(concurrency, trials, section, recs))
+        rate = section["success_rate"]
+        measured.append(Level(concurrency, sum(r.result == "success" for r in recs), rate["n"],
+                              section["decision_ms"]["p90"]))
+    out = dict(levels[0]["summary"])
+    out["levels"] = levels
+    out["capacity"] = capacity(measured, load.decision_p90_ms, card)
+    return out
+
+
+def _level(concurrency: int, trials: int, section: dict[str, Any],
+           recs: Sequence[TrialRecord]) -> dict[str, Any]:
+    wins = sum(r.result == "success" for r in recs)
+    errors: dict[str, int] = {}
+    for rec in recs:
+        for cls, count in rec.errors.items():
+            errors[cls] = errors.get(cls, 0) + count
+    tokens = sum(r.input_tokens + r.output_tokens for r in recs)
+    retry = section["retry_cost"]
+    retry_tokens = sum(retry[tag]["tokens"] for tag in RETRY_TAGS)
+    retry_usd = [retry[tag]["usd"] for tag in RETRY_TAGS]
+    return {
+        "concurrency": concurrency,
+        "trials_per_task": trials,
+        "results": {key: sum(r.result == key for r in recs) for key in RESULTS},
+        "request_errors": dict(sorted(errors.items())),
+        "tokens_per_successful_task": tokens / wins if wins else None,
+        "retry_tokens_per_successful_task": retry_tokens / wins if wins else None,
+        "retry_usd_per_successful_task": _round(sum(u or 0.0 for u in retry_usd) / wins)
+        if wins and None not in retry_usd else None,
+        "harness_lag_ms": dist([v for r in recs for v in r.tool_lag_ms]),
+        "summary": section,
+    }

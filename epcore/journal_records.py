@@ -108,7 +108,7 @@ class ConversationLine(RequestLine):
 
 AgenticRequestLine = TypedDict("AgenticRequestLine", {
     "type": Literal["request"],
-    "request_id": str,  # <task>-t<trial>-s<step>-a<attempt>
+    "request_id": str,  # [L<level>-]<task>-t<trial>-s<step>-a<attempt>
     "task": str,
     "trial": int,
     "step": int,
@@ -141,6 +141,7 @@ AgenticRequestLine = TypedDict("AgenticRequestLine", {
     "finish_reason": str | None,
     "response_id": str | None,
     "server_headers": dict[str, str],
+    "level": NotRequired[int],  # the load level (concurrent agents), with `load:` levels only
 })
 """One finished agentic request (epbench.runner.agentic.trial); what validation requires of it
 is journal_lines.AGENTIC_REQUEST_FIELDS."""

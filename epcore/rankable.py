@@ -88,6 +88,7 @@ def rankability(result: Mapping[str, Any], limits: Mapping[str, Any] | None = No
     out += _serving(result.get("points") or [], max_error)
     if result.get("agentic"):
         out += _agentic(result["agentic"], max_error)
+        out += _load_levels(result["agentic"], max_error)
     max_gap = float(limits.get("max_resume_gap_s", DEFAULT_MAX_RESUME_GAP_S))
     gaps = [float(r.get("gap_s") or 0.0) for r in result.get("resumes") or []]
     if gaps and max(gaps) > max_gap:
@@ -135,4 +136,18 @@ def _agentic(block: Mapping[str, Any], max_error: float) -> list[Reason]:
     if faults:
         out.append(Reason("harness-fault", f"harness fault in {len(faults)} trial"
                                            f"{'s' if len(faults) != 1 else ''}"))
+    return out
+
+
+def _load_levels(block: Mapping[str, Any], max_error: float) -> list[Reason]:
+    """Endpoint errors and harness faults at any load level count as at the first (whose
+    section is the block's own): the first level of each kind is named."""
+    out: list[Reason] = []
+    codes = {r.code for r in _agentic(block, max_error)}
+    for level in (block.get("levels") or [])[1:]:
+        for reason in _agentic(level.get("summary") or {}, max_error):
+            if reason.code in ("error-rate", "harness-fault") and reason.code not in codes:
+                codes.add(reason.code)
+                out.append(Reason(reason.code, f"{reason.text} at {level['concurrency']} "
+                                               f"concurrent agents"))
     return out

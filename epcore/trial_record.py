@@ -50,9 +50,21 @@ class TrialRecord:
     reference_tokens: int | None = None
     harness_fault: str | None = None
     harness_traceback: str | None = None
+    level: int | None = None  # the load level (concurrent agents) it was played at, if any
+    errors: dict[str, int] = field(default_factory=dict)  # failed requests by error class
+    # per tool call, how much longer its wait took than its seeded latency: the harness's own
+    # lag (a busy client delays every step too, and the endpoint would be blamed)
+    tool_lag_ms: list[float] = field(default_factory=list)
 
     def journal_line(self) -> dict[str, Any]:
-        return {"type": "trial", **asdict(self)}
+        line = {"type": "trial", **asdict(self)}
+        if self.level is None:
+            del line["level"]  # a workload without load levels journals what it always did
+        if not self.errors:
+            del line["errors"]
+        if not self.tool_lag_ms:
+            del line["tool_lag_ms"]
+        return line
 
     @classmethod
     def from_journal(cls, line: Mapping[str, Any]) -> TrialRecord:

@@ -42,6 +42,7 @@ VIEW_COLUMNS: dict[str, list[str]] = {
                 "success_ci_low", "success_ci_high",
                 "pass_hat_1", "decision_ms_p90", "correct_call_rate", "usd_per_task",
                 "usd_per_successful_task", "retry_spend_share", "quality", "quality_below",
+                "agents_at_slo", "agents_per_usd_hour", "agents_slo_decision_p90_ms", "load_levels",
                 *(f"retry_{tag}_{m}" for tag in ("productive", "repair", "recovery", "transport")
                   for m in ("requests", "tokens", "seconds", "usd"))],
 }
@@ -112,6 +113,8 @@ BOARDS: dict[str, dict[str, Any]] = {
                     Column("usd_per_successful_task", "per successful task ($)"),
                     Column("usd_per_task", "per task ($)"),
                     Column("correct_call_rate", "correct calls"),
+                    Column("agents_at_slo", "agents at SLO"),
+                    Column("agents_per_usd_hour", "agents per $/h"),
                     *_IDENT[1:], Column("date", "date", "run"),
                     Column("quality", "quality vs reference", "text"),
                     Column("retry_spend_share", "retry spend share"),

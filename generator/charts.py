@@ -242,6 +242,67 @@ def usd_per_success_chart() -> ChartSpec:
     )
 
 
+# ---- agents under load (workloads with load levels): the board's two charts, whose rows the
+# `load_levels` reducer of board.js makes from the newest result per series, one per level
+_AGENTS_X = alt.X("agents:Q", title="concurrent agents", scale=alt.Scale(type="log", base=2),
+                  axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64]))
+_AGENTS_ALT = [("series", "endpoint · workload"), ("agents", "concurrent agents"),
+               ("success_rate", "success rate"), ("success_ci_low", "95% low"),
+               ("success_ci_high", "95% high"), ("decision_ms_p90", "decision p90 ms"),
+               ("slo_ms", "SLO ms"), ("at_slo", "at SLO")]
+_AGENTS_TIPS = ["series:N", "agents:Q", "success_rate:Q", "success_ci_low:Q",
+                "success_ci_high:Q", "decision_ms_p90:Q", "slo_ms:Q", "at_slo:N", "run_id:N"]
+
+
+def agents_success_chart() -> ChartSpec:
+    """Task success with its 95% interval against concurrent agents, per series."""
+    base = _base()
+    hollow = alt.condition("datum.at_slo", alt.value(1.0), alt.value(0.0))
+    chart = alt.layer(
+        base.mark_rule(strokeWidth=2).encode(
+            x=_AGENTS_X, y=alt.Y("success_ci_low:Q", title="task success",
+                                 scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            y2="success_ci_high:Q", color=SERIES),
+        base.mark_point(size=80, strokeWidth=2).encode(
+            x=_AGENTS_X, y="success_rate:Q", color=SERIES, fill=alt.Fill("series:N", legend=None),
+            fillOpacity=hollow, tooltip=_AGENTS_TIPS),
+    )
+    return ChartSpec(
+        id="agents_success",
+        title="Task success against concurrent agents, with 95% intervals",
+        caption=("Workloads with load levels, the newest filtered result per endpoint and "
+                 "workload: each level's success with its 95% interval; a hollow mark is a "
+                 "level past the SLO (agents at SLO is the last filled one)."),
+        source="agentic", reduce="load_levels", fields=("agents", "success_rate"),
+        spec=_finish(chart), alt_columns=list(_AGENTS_ALT),
+    )
+
+
+def agents_decision_chart() -> ChartSpec:
+    """Step decision p90 against concurrent agents, with each workload's SLO."""
+    base = _base()
+    hollow = alt.condition("datum.at_slo", alt.value(1.0), alt.value(0.0))
+    chart = alt.layer(
+        base.mark_line(strokeWidth=1, strokeDash=[2, 2]).encode(
+            x=_AGENTS_X, y=alt.Y("decision_ms_p90:Q", title="step decision p90 (ms)"),
+            color=SERIES, order="agents:Q"),
+        base.mark_point(size=80, strokeWidth=2).encode(
+            x=_AGENTS_X, y="decision_ms_p90:Q", color=SERIES,
+            fill=alt.Fill("series:N", legend=None), fillOpacity=hollow, tooltip=_AGENTS_TIPS),
+        base.mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(y="slo_ms:Q", color=SERIES),
+    )
+    return ChartSpec(
+        id="agents_decision",
+        title="Step decision time (p90) against concurrent agents, with the SLO",
+        caption=("Workloads with load levels, the newest filtered result per endpoint and "
+                 "workload: each level's p90 decision time (request sent to the last tool-call "
+                 "argument byte; tool time excluded), the workload's SLO as a dashed rule. "
+                 "The dotted lines only join measured levels."),
+        source="agentic", reduce="load_levels", fields=("agents", "decision_ms_p90"),
+        spec=_finish(chart), alt_columns=list(_AGENTS_ALT),
+    )
+
+
 def history_chart() -> ChartSpec:
     """One metric over time per endpoint (the metric is chosen on the page)."""
     chart = _base().mark_line(point=True).encode(
@@ -311,6 +372,52 @@ def _buyer_chart() -> dict[str, Any]:
     return _finish(alt.layer(rule, frontier, points, chosen))
 
 
+def capacity_chart() -> dict[str, Any]:
+    """A copy of `_capacity_chart()` (the endpoint and compare pages each carry one)."""
+    return copy.deepcopy(_capacity_chart())
+
+
+@functools.cache
+def _capacity_chart() -> dict[str, Any]:
+    """Agents under load (epbench.generator.capacity_view fills `rows`, one per result and
+    level): task success with its 95% interval, and step decision p90 with the workload's SLO
+    as a dashed rule, both against concurrent agents (log scale: levels grow by factors); a
+    hollow mark is a level past the SLO. No line between levels is a measurement."""
+    x = alt.X("agents:Q", title="concurrent agents", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64]))
+    color = alt.Color("series:N", title="endpoint · workload")
+    filled = alt.condition("datum.at_slo", alt.value(1.0), alt.value(0.0))
+    tips = ["series:N", "agents:Q", "success_rate:Q", "success_ci_low:Q", "success_ci_high:Q",
+            "decision_ms_p90:Q", "slo_ms:Q", "at_slo:N", "run_id:N"]
+    base = _base()
+    success = alt.layer(
+        base.mark_rule(strokeWidth=2).encode(
+            x=x, y=alt.Y("success_ci_low:Q", title="task success",
+                         scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            y2="success_ci_high:Q", color=color),
+        base.mark_line(strokeWidth=1, strokeDash=[2, 2]).encode(
+            x=x, y="success_rate:Q", color=color, order="agents:Q"),
+        base.mark_point(size=80, strokeWidth=2).encode(
+            x=x, y="success_rate:Q", color=color, fillOpacity=filled,
+            fill=alt.Fill("series:N", legend=None), tooltip=tips),
+    ).properties(height=220)
+    decision = alt.layer(
+        base.mark_line(strokeWidth=1, strokeDash=[2, 2]).encode(
+            x=x, y=alt.Y("decision_ms_p90:Q", title="step decision p90 (ms)"), color=color,
+            order="agents:Q"),
+        base.mark_point(size=80, strokeWidth=2).encode(
+            x=x, y="decision_ms_p90:Q", color=color, fillOpacity=filled,
+            fill=alt.Fill("series:N", legend=None), tooltip=tips),
+        base.mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(
+            y="slo_ms:Q", color=color,
+            tooltip=[alt.Tooltip("series:N"), alt.Tooltip("slo_ms:Q", title="SLO (ms)")]),
+    ).properties(height=220)
+    spec: dict[str, Any] = alt.vconcat(success, decision).to_dict()
+    spec.pop("$schema", None)
+    spec.setdefault("config", {})["legend"] = {"symbolLimit": 24, "labelLimit": 280}
+    return spec
+
+
 def charts_for(page: str) -> list[ChartSpec]:
     """The charts of one leaderboard page (a copy of specs built once per process: every
     endpoint and workload page carries a board's charts too)."""
@@ -326,7 +433,8 @@ def _charts_of(page: str) -> list[ChartSpec]:
     if page == "serving":
         return [pareto_chart(), ttft_chart(), cost_chart()]
     if page == "agentic":
-        return [success_chart(), retry_chart(), usd_per_success_chart()]
+        return [success_chart(), retry_chart(), usd_per_success_chart(),
+                agents_success_chart(), agents_decision_chart()]
     if page == "cost":
         return [cost_chart(), usd_per_success_chart()]
     if page == "history":

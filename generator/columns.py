@@ -30,6 +30,7 @@ F_TASK = "formula-usd_per_task"
 WILSON = "formula-wilson"
 PASSK = "formula-passk"
 F_RETRY = "formula-retry_spend_share"
+F_CAPACITY = "formula-capacity"
 
 # key -> (definition, methodology anchor, number format)
 # Formats: "tps" tokens/s, "ms", "usd", "pct" (a 0..1 share shown as %), "int", "num".
@@ -108,6 +109,13 @@ DEFINITIONS: dict[str, tuple[str, str, str]] = {
                           AGENTIC, "pct"),
     "retry_spend_share": ("Agentic: spend on repair, recovery and transport retries ÷ total "
                           "spend.", F_RETRY, "pct"),
+    # load levels (epbench.core.metrics.capacity)
+    "agents_at_slo": ("Agentic with load levels: the most concurrent agents (a measured level, "
+                      "never interpolated) up to which every level's success is not below the "
+                      "one-agent level's (the quality gate's one-sided test) and its step "
+                      "decision p90 meets the workload's SLO.", F_CAPACITY, "int"),
+    "agents_per_usd_hour": ("Agents at SLO ÷ the deployment's $ per hour (self-hosted and "
+                            "emulated cards).", F_CAPACITY, "num"),
     "disclosure_score": ("Share (0 to 1) of the reproducibility fields the result discloses.",
                          RULES, "num"),
     "flags": ("Findings of epbench validate published with the result.", RULES, ""),

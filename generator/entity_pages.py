@@ -21,6 +21,7 @@ import pandas as pd
 from epbench.core.documents import DocumentError, load_document
 from epbench.generator import buyer, docs_gen
 from epbench.generator.boards import BOARDS, board_config
+from epbench.generator.capacity_view import capacity_context
 from epbench.generator.plain_json import records
 from epbench.generator.render import render
 from epbench.generator.trace_page import trace_view
@@ -83,6 +84,7 @@ def endpoint_page(endpoint_id: str, tables: Any, latest: dict[str, pd.DataFrame]
         agentic=records(agentic.sort_values(["workload_id"])) if not agentic.empty else [],
         root=ROOT,
         workload_pages=workload_pages,
+        capacity=capacity_context(agentic),
         board=_narrowed("history", {"endpoint_id": endpoint_id}, tables.runs,
                         f"Every result of {endpoint_id}"),
     )

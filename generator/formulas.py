@@ -14,7 +14,16 @@ from types import ModuleType
 from typing import Any
 
 from epbench.core import pricing, summary
-from epbench.core.metrics import latency, pareto, passk, percentiles, quality, throughput, wilson
+from epbench.core.metrics import (
+    capacity,
+    latency,
+    pareto,
+    passk,
+    percentiles,
+    quality,
+    throughput,
+    wilson,
+)
 from epbench.core.paths import source_path
 from epbench.generator import cost
 
@@ -33,7 +42,7 @@ SECTIONS: dict[str, tuple[Any, ...]] = {
     "request": (latency,),
     "point": (throughput, percentiles, pareto, summary.cache_block),
     "agentic": (wilson, passk, cost.usd_per_task, cost.usd_per_successful_task,
-                cost.retry_spend_share, quality),
+                cost.retry_spend_share, quality, capacity),
     "cost": (pricing.request_cost_usd, pricing.hourly_cost_usd, pricing.cost_usd,
              cost.point_cost_usd, cost.point_cost_uncached_usd, cost.usd_per_mtok_output,
              cost.blended_usd_per_mtok, cost.output_tokens_per_usd, cost.usd_per_1k_requests,

@@ -34,6 +34,7 @@ LATEST_AGENTIC_COLUMNS = [
     "success_rate", "success_ci_low", "success_ci_high", "pass_hat_1", "decision_ms_p90",
     "correct_call_rate", "usd_per_task", "usd_per_successful_task", "retry_spend_share",
     "quality", "quality_below",
+    "agents_at_slo", "agents_per_usd_hour", "agents_slo_decision_p90_ms", "load_levels",
 ]
 
 

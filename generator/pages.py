@@ -12,6 +12,7 @@ from markupsafe import Markup
 from epbench.core.paths import data_dir, schemas_dir
 from epbench.generator import agentic_suite, buyer, docs_gen
 from epbench.generator.boards import BOARDS, board_config
+from epbench.generator.capacity_view import capacity_context
 from epbench.generator.downloads import parts as download_parts
 from epbench.generator.entity_pages import SLUG, write_entity_pages
 from epbench.generator.latest import latest_views
@@ -152,5 +153,7 @@ def home_context(tables: Any) -> dict[str, Any]:
 
 def compare_context(tables: Any) -> dict[str, Any]:
     """The compare page's configuration."""
-    return {"picker": buyer.page_config("compare", "../", latest_views(tables)["latest"]),
-            "limit": buyer.COMPARE_LIMIT}
+    views = latest_views(tables)
+    return {"picker": buyer.page_config("compare", "../", views["latest"]),
+            "limit": buyer.COMPARE_LIMIT, "root": "../",
+            "capacity": capacity_context(views["latest_agentic"])}

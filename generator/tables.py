@@ -77,6 +77,10 @@ POINT_COLUMNS = [
 ]
 _CALLS = ("ok", "invalid_json", "unknown_tool", "schema_mismatch", "missing_id", "duplicate_id",
           "stream_truncated")
+# Agentic workloads with load levels (epbench.core.metrics.capacity): agents at SLO, per $/hour,
+# the SLO, and per level the figures its chart draws (`load_levels`, a list of dicts)
+LOAD_COLUMNS = ["agents_at_slo", "agents_per_usd_hour", "agents_slo_decision_p90_ms",
+                "load_levels"]
 AGENTIC_COLUMNS = [
     *IDENTITY, "trials", "tasks", "success_rate", "success_ci_low", "success_ci_high",
     "pass_hat_1", "pass_hat_k", "decision_ms_p50", "decision_ms_p90", "first_tool_delta_ms_p90",
@@ -90,6 +94,7 @@ AGENTIC_COLUMNS = [
     *quality.AGENTIC_QUALITY_COLUMNS,
     "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
     *agentic_suite.SUITE_COLUMNS,
+    *LOAD_COLUMNS,
 ]
 ENDPOINT_COLUMNS = [
     "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
@@ -438,6 +443,7 @@ class _Builder:
             "reference_endpoint": bool(doc["endpoint"]["model"].get("reference")),
             "source_category": (doc["workload"].get("source") or {}).get("category"),
         }
+        row.update(load_row(block))
         for name in _CALLS:
             row[f"calls_{name}"] = block["calls"][name]
         for tag in cost.TAGS:
@@ -455,6 +461,37 @@ def _uncached(card: cost.Card | None, point: dict[str, Any]) -> float | None:
         return None
     return cost.usd_per_mtok_output(cost.point_cost_uncached_usd(card, point),
                                     cost.billed_output_tokens(card, point))
+
+
+def load_row(block: dict[str, Any]) -> dict[str, Any]:
+    """The LOAD_COLUMNS of an agentic section (all None without load levels)."""
+    cap = block.get("capacity")
+    if not cap:
+        return dict.fromkeys(LOAD_COLUMNS)
+    gate = {row["concurrency"]: row for row in cap["levels"]}
+    levels = []
+    for level in block["levels"]:
+        section, agents = level["summary"], level["concurrency"]
+        rate = section["success_rate"]
+        levels.append({
+            "agents": agents, "success_rate": rate["value"], "success_ci_low": rate["ci95"][0],
+            "success_ci_high": rate["ci95"][1], "trials": rate["n"],
+            "pass_hat_1": section["pass_hat_k"].get("1"),
+            "decision_ms_p50": _p(section["decision_ms"], "p50"),
+            "decision_ms_p90": _p(section["decision_ms"], "p90"),
+            "decision_ms_p99": _p(section["decision_ms"], "p99"),
+            "tool_ms_p90": _p(section["tool_ms"], "p90"),
+            "harness_lag_ms_p90": _p(level["harness_lag_ms"], "p90"),
+            "task_wall_ms_p90": _p(section["task_wall_ms"], "p90"),
+            "tokens_per_successful_task": level["tokens_per_successful_task"],
+            "retry_tokens_per_successful_task": level["retry_tokens_per_successful_task"],
+            "usd_per_successful_task": section["usd_per_successful_task"],
+            "errors": sum(level["request_errors"].values()),
+            "at_slo": bool(gate.get(agents, {}).get("at_slo")),
+        })
+    return {"agents_at_slo": cap["agents_at_slo"],
+            "agents_per_usd_hour": cap["agents_per_usd_hour"],
+            "agents_slo_decision_p90_ms": cap["decision_p90_slo_ms"], "load_levels": levels}
 
 
 _NO_COST = cost.RunCost(None, 0, 0, 0.0, None, None, None, None, None)

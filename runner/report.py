@@ -32,7 +32,13 @@ def report(result: dict[str, Any], path: str) -> dict[str, Any]:
     if settings.get("calibration"):
         out["calibration"] = settings["calibration"]
     if result.get("agentic"):
-        per_task = _journal_by_task(Path(path).parent / JOURNAL_FILE)
+        levels = result["agentic"].get("levels") or []
+        # with load levels the tasks are the baseline level's, and so are their calls
+        per_task = _journal_by_task(Path(path).parent / JOURNAL_FILE,
+                                    levels[0]["concurrency"] if levels else None)
+        if levels:
+            out["levels"] = [_level_row(level) for level in levels]
+            out["capacity"] = result["agentic"]["capacity"]
         out["tasks"] = [
             {**_task_row(t), **per_task.get(t["id"], {"calls": {}, "retry_cost": {}})}
             for t in result["agentic"]["tasks"]
@@ -102,13 +108,31 @@ def _task_row(task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _journal_by_task(path: Path) -> dict[str, dict[str, Any]]:
-    """Per task, from the journal's request lines: call classes, and what requests sent
-    after the first of each step cost (`repair`, `recovery`, `transport`)."""
+def _level_row(level: dict[str, Any]) -> dict[str, Any]:
+    section = level["summary"]
+    decision, rate = section["decision_ms"], section["success_rate"]
+    return {
+        "agents": level["concurrency"], "successes": level["results"]["success"],
+        "trials": rate["n"], "ci95": rate["ci95"],
+        "decision_p50_ms": decision["p50"], "decision_p90_ms": decision["p90"],
+        "decision_p99_ms": decision["p99"], "tool_p90_ms": section["tool_ms"]["p90"],
+        "lag_p90_ms": level["harness_lag_ms"]["p90"],
+        "task_p90_ms": section["task_wall_ms"]["p90"],
+        "tokens_per_success": level["tokens_per_successful_task"],
+        "retry_tokens_per_success": level["retry_tokens_per_successful_task"],
+        "errors": level["request_errors"],
+    }
+
+
+def _journal_by_task(path: Path, level: int | None = None) -> dict[str, dict[str, Any]]:
+    """Per task, from the journal's request lines (of one load level, with load levels): call
+    classes, and what requests sent after the first of each step cost (`repair`, `recovery`,
+    `transport`)."""
     out: dict[str, dict[str, Any]] = {}
     for line in Journal.read(path) if path.is_file() else []:
         task = line.get("task")
-        if line.get("type") != "request" or not isinstance(task, str):
+        if line.get("type") != "request" or not isinstance(task, str) \
+                or line.get("level") != level:
             continue
         row = out.setdefault(task, {"calls": {}, "retry_cost": {}})
         for cls, n in (line.get("calls") or {}).items():
@@ -196,6 +220,8 @@ def render(summary: dict[str, Any]) -> str:
         spent = [f"{tag} {c['requests']} req/{c['tokens']} tok/{c['seconds']:.2f} s"
                  for tag, c in summary["retry_cost"].items() if c["requests"]]
         lines.append("cost by tag, all tasks: " + (", ".join(spent) or "none"))
+    if "levels" in summary:
+        lines += _levels_table(summary["levels"], summary["capacity"])
     for fallback in summary.get("fallbacks", []):
         lines.append(f"fallback: {fallback['feature']} -> {fallback['fallback']}"
                      + (f" ({fallback['reason']})" if fallback.get("reason") else ""))
@@ -217,6 +243,28 @@ def _cache_cell(row: dict[str, Any]) -> str:
         return f"{row['cache_hit_rate'] * 100:.1f}%"
     return {"not_reported": "not reported", "no_input": "no input"}.get(
         row["cache_reason"] or "", "-")
+
+
+def _levels_table(levels: list[dict[str, Any]], cap: dict[str, Any]) -> list[str]:
+    rows: list[tuple[str, ...]] = [("agents", "success [95% CI]", "decision p50/p90/p99 ms",
+                                    "tool p90 ms", "lag p90 ms", "task p90 ms", "tok/success",
+                                    "errors")]
+    for row in levels:
+        low, high = row["ci95"]
+        rows.append((
+            str(row["agents"]), f"{row['successes']}/{row['trials']} [{low:.2f}, {high:.2f}]",
+            f"{fmt(row['decision_p50_ms'], 0)}/{fmt(row['decision_p90_ms'], 0)}/"
+            f"{fmt(row['decision_p99_ms'], 0)}",
+            fmt(row["tool_p90_ms"], 0), fmt(row["lag_p90_ms"], 0), fmt(row["task_p90_ms"], 0),
+            fmt(row["tokens_per_success"], 0),
+            ", ".join(f"{k} {v}" for k, v in row["errors"].items()) or "-",
+        ))
+    per_hour = cap.get("agents_per_usd_hour")
+    return ["", "load levels (the tasks above are the first level's):", *_table(rows),
+            f"agents at SLO: {cap['agents_at_slo']} (decision p90 <= "
+            f"{fmt(cap['decision_p90_slo_ms'], 0)} ms, success not below {cap['baseline']} "
+            "agent" + ("s" if cap["baseline"] != 1 else "") + ")"
+            + (f"; {per_hour:.1f} agents per $/hour" if per_hour is not None else "")]
 
 
 def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:

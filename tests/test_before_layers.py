@@ -36,7 +36,10 @@ ADDED = {
                 # issue 24: the endpoint over the agentic suite (epbench.generator.agentic_suite)
                 "suite_workloads", "suite_success_n", "suite_success_rate",
                 "suite_success_ci_low", "suite_success_ci_high", "suite_decision_ms_p50",
-                "suite_usd_per_successful_task"},
+                "suite_usd_per_successful_task",
+                # issue 26: load levels and agents at SLO (null without load levels)
+                "agents_at_slo", "agents_per_usd_hour", "agents_slo_decision_p90_ms",
+                "load_levels"},
     "points": {"unranked_reasons", "tier", "tier_reason", "ttft_ms_p90_ci_low",
                "ttft_ms_p90_ci_high",
                # issue 25: the prompt cache

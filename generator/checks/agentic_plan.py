@@ -6,7 +6,8 @@ from) and the result's `--quick` setting and fallbacks is compared with the jour
     run line     its `agentic` block is the plan's: tasks (ids, in order), trials per task,
                  seed, concurrency, request settings, limits, each task's tool names and the
                  sha256 of what defines the task
-    trial lines  one per planned (task, trial), none other
+    trial lines  one per planned (task, trial), none other; with load levels one per planned
+                 (level, task, trial), each level's trials per task as planned
     requests     every request line belongs to a planned task and trial, at a step within
                  `max_steps`
 
@@ -133,36 +134,49 @@ def _per_task(key: str, got: Any, want: list[Any], plan: AgenticPlan, where: str
 
 
 def _lines(records: Sequence[Mapping[str, Any]], plan: AgenticPlan) -> Problem | None:
-    """Trial lines: one per planned (task, trial); request lines: of a planned trial, at a step
-    within max_steps."""
+    """Trial lines: one per planned (level, task, trial); request lines: of a planned trial, at
+    a step within max_steps. With load levels, every line names a planned level."""
     position = {task: i for i, task in enumerate(plan.tasks)}
-    seen: set[tuple[str, int]] = set()
+    levels: list[int | None] = [None] if plan.load is None else list(plan.load.concurrency)
+    seen: set[tuple[int | None, str, int]] = set()
     for number, record in enumerate(records, 1):
         kind = record.get("type")
         if kind not in ("trial", "request"):
             continue
-        task, trial = record.get("task"), record.get("trial")
+        task, trial, level = record.get("task"), record.get("trial"), record.get("level")
         where = f"journal line {number}"
         if task not in position:
             return "/evidence", f"{where}: a {kind} of task {str(task)[:60]!r}, which the " \
                                 f"plan does not run"
         pointer = f"/agentic/tasks/{position[task]}"
-        if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < plan.trials:
+        if level not in levels or isinstance(level, bool):
+            return pointer, f"{where}: a {kind} at load level {str(level)[:20]}; the plan's " \
+                            f"levels are {levels}"
+        trials = plan.trials_at(level)
+        if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < trials:
             return pointer, f"{where}: trial {trial!r} of task {task!r}; the plan runs " \
-                            f"trials 0 to {plan.trials - 1}"
+                            f"trials 0 to {trials - 1}{_at(level)}"
         if kind == "trial":
-            if (task, trial) in seen:
-                return pointer, f"{where}: trial {trial} of task {task!r} is journaled twice"
-            seen.add((task, trial))
+            if (level, task, trial) in seen:
+                return pointer, f"{where}: trial {trial} of task {task!r}{_at(level)} is " \
+                                f"journaled twice"
+            seen.add((level, task, trial))
             continue
         step = record.get("step")
         if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= plan.max_steps:
             return pointer, f"{where}: a request at step {step!r} of task {task!r}; the plan " \
                             f"stops a trial after {plan.max_steps} steps"
-    for task in plan.tasks:
-        for trial in range(plan.trials):
-            if (task, trial) not in seen:
-                return f"/agentic/tasks/{position[task]}", (
-                    f"trial {trial} of task {task!r} has no trial line; the plan runs "
-                    f"{plan.trials} trials of each of its {len(plan.tasks)} tasks")
+    for level in levels:
+        trials = plan.trials_at(level)
+        for task in plan.tasks:
+            for trial in range(trials):
+                if (level, task, trial) not in seen:
+                    return f"/agentic/tasks/{position[task]}", (
+                        f"trial {trial} of task {task!r}{_at(level)} has no trial line; the "
+                        f"plan runs {trials} trials of each of its {len(plan.tasks)} tasks"
+                        f"{_at(level)}")
     return None
+
+
+def _at(level: int | None) -> str:
+    return "" if level is None else f" at load level {level}"

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core import evidence
+from epbench.core.agentic_plan import Load
 from epbench.core.agentic_summary import summarize as summarize_agentic
+from epbench.core.agentic_summary import summarize_load
 from epbench.core.findings import Finding
 from epbench.core.journal_lines import complete_records
 from epbench.core.round_trips import round_trips
@@ -142,17 +144,24 @@ def recompute(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
         raise ValueError("the journal has no run line")
     if "agentic" in header:
         spec = header["agentic"]
-        trials: dict[tuple[str, int], TrialRecord] = {}
+        trials: dict[tuple[int | None, str, int], TrialRecord] = {}
         for line in records:
             if line.get("type") == "trial":
                 rec = TrialRecord.from_journal(line)
-                trials[(rec.task, rec.trial)] = rec
+                trials[(rec.level, rec.task, rec.trial)] = rec
         tasks = [str(t) for t in spec["tasks"]]
         order = {task: i for i, task in enumerate(tasks)}
         ordered = sorted(trials.values(), key=lambda r: (order.get(r.task, len(order)), r.trial))
         card = (result.get("endpoint") or {}).get("pricing")
-        return {"agentic": summarize_agentic(tasks, int(spec["trials"]), ordered, card),
-                "round_trips": round_trips(records)}
+        if isinstance(spec.get("load"), Mapping):
+            load = spec["load"]
+            section = summarize_load(tasks, Load(
+                concurrency=tuple(int(c) for c in load["concurrency"]),
+                trials=tuple(int(n) for n in load["trials"]),
+                decision_p90_ms=float(load["slo"]["decision_p90_ms"])), ordered, card)
+        else:
+            section = summarize_agentic(tasks, int(spec["trials"]), ordered, card)
+        return {"agentic": section, "round_trips": round_trips(records)}
     legacy = any(isinstance(p, Mapping) and "ci95" in (p.get("itl_ms") or {})
                  for p in result.get("points") or [])  # written before ITL lost its interval
     out = summarize_run(RunSpec.from_json(header.get("spec")), records, itl_interval=legacy)

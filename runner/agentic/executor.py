@@ -7,6 +7,10 @@ the fallbacks used, limits, each task's tools): the journal's first line is that
 `epbench validate` rebuilds from the workload file and compares, and from whose tasks and trials
 it recomputes the section. Trials already finished in the journal of a resumed run are read
 back, not run again.
+
+With load levels (`load: {concurrency: [...]}`), the levels are played one after another, each
+with that many agents at once: an agent takes the next (task, trial) of the level and plays it
+whole, then the next; every request and trial line carries its `level`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import dataclasses
 from typing import Any
 
 from epbench.core.agentic_plan import plan_agentic
-from epbench.core.agentic_summary import summarize
+from epbench.core.agentic_summary import summarize, summarize_load
 from epbench.core.journal_records import has_run_line, run_line
 from epbench.core.trial_record import TrialRecord
 from epbench.runner.agentic.model import Workload, load_workload
@@ -24,14 +28,16 @@ from epbench.runner.agentic.trial import TrialRun
 from epbench.runner.context import RunContext
 from epbench.runner.workload import LoadedWorkload
 
+Key = tuple[int | None, str, int]  # (load level or None, task, trial)
 
-def finished_trials(records: list[dict[str, Any]]) -> dict[tuple[str, int], TrialRecord]:
-    """The trials a journal already holds, by (task, trial)."""
-    out: dict[tuple[str, int], TrialRecord] = {}
+
+def finished_trials(records: list[dict[str, Any]]) -> dict[Key, TrialRecord]:
+    """The trials a journal already holds, by (level, task, trial)."""
+    out: dict[Key, TrialRecord] = {}
     for line in records:
         if line.get("type") == "trial" and isinstance(line.get("task"), str):
             rec = TrialRecord.from_journal(line)
-            out[(rec.task, rec.trial)] = rec
+            out[(rec.level, rec.task, rec.trial)] = rec
     return out
 
 
@@ -52,16 +58,21 @@ async def run_agentic(
         ctx.journal.append(run_line(agentic=plan.run_line()))
     model = ctx.model
     card = ctx.endpoint.get("pricing")
-    gate = asyncio.Semaphore(plan.concurrency)
-    planned = [(t.id, k) for t in workload.tasks for k in range(trials)]
+    # (level, trials per task, agents at once): one level without load levels
+    levels: list[tuple[int | None, int, int]] = [(None, plan.trials, plan.concurrency)]
+    if plan.load is not None:
+        levels = [(c, n, c) for c, n in zip(plan.load.concurrency, plan.load.trials, strict=True)]
+    planned = [(level, t.id, k) for level, n, _ in levels for t in workload.tasks
+               for k in range(n)]
     earlier = [done[key] for key in planned if key in done]
     bar = _progress(ctx, workload.id, len(planned), len(earlier),
                     sum(r.requests for r in earlier))
 
-    async def one(task_index: int, trial: int) -> TrialRecord:
+    async def one(level: int | None, task_index: int, trial: int,
+                  gate: asyncio.Semaphore) -> TrialRecord:
         task = workload.tasks[task_index]
-        if (task.id, trial) in done:
-            return done[(task.id, trial)]
+        if (level, task.id, trial) in done:
+            return done[(level, task.id, trial)]
         async with gate:
             run = TrialRun(
                 workload=workload,
@@ -72,6 +83,7 @@ async def run_agentic(
                 card=card,
                 model=model,
                 run_seed=plan.seed,
+                level=level,
             )
             record = await run.run()
         if bar is not None:
@@ -79,12 +91,20 @@ async def run_agentic(
                         "requests": record.requests})
         return record
 
-    jobs = [one(i, k) for i in range(len(workload.tasks)) for k in range(trials)]
+    records: list[TrialRecord] = []
     try:
-        records = list(await asyncio.gather(*jobs))
+        for level, n, agents in levels:
+            gate = asyncio.Semaphore(agents)  # `agents` trials in flight at once
+            order = [(i, k) for i in range(len(workload.tasks)) for k in range(n)]
+            if level is not None:  # trial-major: a level's agents start on different tasks
+                order.sort(key=lambda ik: (ik[1], ik[0]))
+            jobs = [one(level, i, k, gate) for i, k in order]
+            records += await asyncio.gather(*jobs)
     finally:
         if bar is not None:
             bar.close()
+    if plan.load is not None:
+        return summarize_load(list(plan.tasks), plan.load, records, card)
     return summarize(list(plan.tasks), trials, records, card)
 
 

@@ -282,6 +282,7 @@ def workload_findings(doc: dict[str, Any], file: str) -> list[Finding]:
         ]
     out = _check_tools(wl, file)
     tools_broken = bool(out)
+    out += _check_load(doc, file)
     seen: set[str] = set()
     for t, task in enumerate(wl.tasks):
         if task.id in seen:
@@ -326,6 +327,23 @@ def workload_findings(doc: dict[str, Any], file: str) -> list[Finding]:
                 )
             )
     return out
+
+
+def _check_load(doc: dict[str, Any], file: str) -> list[Finding]:
+    """Load levels ascend (the first is the baseline) and replace settings.concurrency."""
+    load = doc.get("load")
+    if not isinstance(load, dict):
+        return []
+    levels = list(load.get("concurrency") or [])
+    if levels != sorted(levels):
+        return [_finding(file, ["load", "concurrency"], "load-order",
+                         f"load levels {levels} do not ascend",
+                         "list the levels from fewest agents to most (the first is the baseline)")]
+    if "concurrency" in (doc.get("settings") or {}):
+        return [_finding(file, ["settings", "concurrency"], "load-concurrency",
+                         "settings.concurrency is set but load levels decide the agents at once",
+                         "remove settings.concurrency (each level plays with its own)")]
+    return []
 
 
 def validate_workload_semantics(doc: dict[str, Any], file: str) -> list[Finding]:

@@ -64,8 +64,10 @@ class TrialRun:
         card: dict[str, Any] | None,
         model: str,
         run_seed: int,
+        level: int | None = None,
     ) -> None:
         workload = workload.for_task(task)
+        self.level = level
         self.wl, self.task, self.trial = workload, task, trial
         self.params = {t.name: t.parameters for t in workload.tools}
         self.client, self.journal, self.model = client, journal, model
@@ -73,7 +75,7 @@ class TrialRun:
         self.box = ToolBox(workload, run_seed=run_seed, task=task.id, trial=trial)
         numbers = itertools.count(1)
         self.classifier = Classifier(workload.tools, lambda: f"call_eb{trial}x{next(numbers)}")
-        self.rec = TrialRecord(task=task.id, trial=trial, result="failed")
+        self.rec = TrialRecord(task=task.id, trial=trial, result="failed", level=level)
         self.observed = Observed()
         self.model_ns = 0
         self.tool_ns = 0
@@ -206,6 +208,7 @@ class TrialRun:
         if failed:
             classified: list[ClassifiedCall] = []
             self.rec.calls["stream_truncated"] += len(msg.calls)
+            self.rec.errors[res.error_class] = self.rec.errors.get(res.error_class, 0) + 1
         else:
             classified = self.classifier.classify(
                 msg.calls, cut=False, length=self._at_limit(msg, res)
@@ -255,7 +258,8 @@ class TrialRun:
             counts["stream_truncated"] = len(msg.calls)
         line: AgenticRequestLine = {
             "type": "request",
-            "request_id": f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}",
+            "request_id": f"{'' if self.level is None else f'L{self.level}-'}"
+                          f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}",
             "task": self.task.id,
             "trial": self.trial,
             "step": self.rec.steps,
@@ -291,6 +295,8 @@ class TrialRun:
             "response_id": getattr(res, "response_id", None),
             "server_headers": getattr(res, "server_headers", None) or {},
         }
+        if self.level is not None:
+            line["level"] = self.level
         self.journal.append(line)
 
     # -- tools -------------------------------------------------------------------------------
@@ -370,4 +376,7 @@ class TrialRun:
 
         measured = await asyncio.gather(*(one(s) for s in latencies))
         self.rec.tool_ms.extend(measured)
+        if self.level is not None:
+            pairs = zip(measured, latencies, strict=True)
+            self.rec.tool_lag_ms.extend(round(max(0.0, ms - s * 1e3), 6) for ms, s in pairs)
         self.tool_ns += _clock() - start

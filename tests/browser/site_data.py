@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "results"
 SERVING_SAMPLE = SAMPLES / "alice" / "acme-llama-8b" / "2026-11-20-chat-short-a1b2c3d4.json"
 AGENTIC_SAMPLE = SAMPLES / "bob" / "acme-llama-8b" / "2026-11-22-tool-lookup-c3d4e5f6.json"
+SELF_HOSTED_SAMPLE = SAMPLES / "alice" / "alice-h100-vllm" / "2026-11-21-chat-short-b2c3d4e5.json"
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,47 @@ def agentic_result(i: int, ep: Endpoint, day: date, client_region: str,
     return doc
 
 
+def load_result() -> dict[str, Any]:
+    """The sample agentic result as if it had played retail-refund-fleet at its load levels:
+    on the self-hosted sample endpoint, the section summarize_load makes of synthetic trials
+    whose decision time grows with the agents (100 ms x (1 + agents / 32), so 16 agents are at
+    the 200 ms SLO and 64 are not). No journal: shown, not ranked."""
+    import hashlib
+
+    from epbench.core.agentic_plan import plan_agentic
+    from epbench.core.agentic_summary import summarize_load
+    from epbench.core.cost_ledger import CostLedger
+    from epbench.core.documents import load_document
+    from epbench.core.trial_record import TrialRecord
+
+    path = ROOT / "workloads" / "agentic" / "load" / "retail-refund-fleet.yaml"
+    plan = plan_agentic(load_document(path), quick=False)
+    assert plan.load is not None
+    doc = json.loads(AGENTIC_SAMPLE.read_text(encoding="utf-8"))
+    # on the self-hosted sample endpoint (an hourly card: agents per $/hour), whose other
+    # results are all serving ones
+    doc["endpoint"] = json.loads(SELF_HOSTED_SAMPLE.read_text(encoding="utf-8"))["endpoint"]
+    card = doc["endpoint"].get("pricing")
+    ledger = CostLedger(card)
+    for _ in range(3):  # each trial: three productive requests of 100 in, ~37 out tokens
+        ledger.add("productive", 100, 37, 0.3)
+    records = [
+        TrialRecord(task=task, trial=k, result="success", level=agents, steps=2, requests=3,
+                    wall_ms=900.0 + 10 * agents, input_tokens=300, output_tokens=111,
+                    usd=ledger.total_usd(), costs=ledger.to_dict(),
+                    decision_ms=[100.0 * (1 + agents / 32) * (0.9 + 0.01 * (k % 20))] * 2,
+                    tool_ms=[120.0, 150.0], tool_lag_ms=[1.0, 2.0])
+        for agents, n in zip(plan.load.concurrency, plan.load.trials, strict=True)
+        for task in plan.tasks for k in range(n)]
+    doc["agentic"] = summarize_load(list(plan.tasks), plan.load, records, card)
+    doc["run_id"] = "f1ee7000load0001"
+    doc["workload"] = {**doc["workload"], "id": "retail-refund-fleet",
+                       "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    doc["workload"].pop("quality", None)
+    doc["workload"].pop("source", None)
+    return doc
+
+
 def result_path(results: Path, doc: dict[str, Any]) -> Path:
     """results/<submitter>/<endpoint>/<date>-<workload>-<run8>.json"""
     name = f"{doc['started_at'][:10]}-{doc['workload']['id']}-{doc['run_id'][:8]}.json"
@@ -384,6 +426,10 @@ def make_project(folder: Path, generated: int = 12, xss: bool = True,
         shutil.copytree(ROOT / "workloads" / kind, folder / "workloads" / kind,
                         dirs_exist_ok=True)
     write_project_files(folder)
+    fleet = load_result()  # an agentic result with load levels (agents at SLO)
+    path = result_path(results, fleet)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(fleet), encoding="utf-8")
     if xss:
         doc = xss_result()
         path = result_path(results, doc)

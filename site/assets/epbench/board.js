@@ -651,6 +651,19 @@
     latest_priced: function (rows) {
       return newest(rows.filter(function (r) { return r.usd_per_successful_task != null; }));
     },
+    // Workloads with load levels: one row per level of the newest result per series.
+    load_levels: function (rows) {
+      var out = [];
+      newest(rows.filter(function (r) { return r.load_levels && r.load_levels.length; })).forEach(function (r) {
+        r.load_levels.forEach(function (l) {
+          out.push({ series: r.series, run_id: r.run_id, agents: l.agents,
+            success_rate: l.success_rate, success_ci_low: l.success_ci_low,
+            success_ci_high: l.success_ci_high, decision_ms_p90: l.decision_ms_p90,
+            slo_ms: r.agents_slo_decision_p90_ms, at_slo: !!l.at_slo });
+        });
+      });
+      return out;
+    },
     retry_by_tag: function (rows) {
       var out = [];
       newest(rows).forEach(function (r) {

@@ -327,9 +327,43 @@
     });
   }
 
+  // ---- Agents at SLO (capacity.html.j2): a chart whose spec and rows the page carries. On the
+  // compare page (data-filter-endpoints) only the endpoints in ?endpoints= are kept, when given.
+  function capacityCharts() {
+    var holder = document.querySelector('[data-epb-capacity]');
+    var box = document.getElementById('epb-capacity');
+    if (!holder || !box || typeof window.vegaEmbed !== 'function') { return; }
+    var source = document.getElementById(holder.getAttribute('data-epb-capacity'));
+    if (!source) { return; }
+    var spec = JSON.parse(source.textContent);
+    var picked = new URLSearchParams(window.location.search).get('endpoints');
+    if (box.getAttribute('data-filter-endpoints') && picked) {
+      var keep = picked.split(',');
+      spec.datasets.rows = spec.datasets.rows.filter(function (r) {
+        return keep.indexOf(r.endpoint_id) >= 0;
+      });
+      Array.prototype.forEach.call(box.querySelectorAll('[data-endpoint]'), function (div) {
+        div.hidden = keep.indexOf(div.getAttribute('data-endpoint')) < 0;
+      });
+    }
+    var draw = function () {
+      var width = Math.max(260, Math.floor(holder.getBoundingClientRect().width) - 120);
+      var shown = Object.assign({}, spec, { config: chartConfig(spec.config, width) });
+      shown.vconcat = spec.vconcat.map(function (part) { return Object.assign({}, part, { width: width }); });
+      holder.textContent = '';
+      var view = el('div', { 'class': 'epb-chart-view' });
+      holder.appendChild(view);
+      box.epbReady = window.vegaEmbed(view, shown, { mode: 'vega-lite', actions: false,
+        renderer: 'canvas', ast: true, logLevel: 1 });
+    };
+    draw();
+    onScheme(draw);
+  }
+
   function start() {
     markTab();
     staticHints();
+    capacityCharts();
     if (window.location.protocol === 'file:') {
       var content = document.querySelector('.md-content__inner');
       if (content && !document.getElementById('epb-file-note')) {
