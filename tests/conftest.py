@@ -43,8 +43,9 @@ def _fresh_recompute_cache(tmp_path_factory: pytest.TempPathFactory,
 # ------------------------------------------------------------------ servers built in the background
 # The real servers that have virtualenvs of their own (tests/server_envs.py) are built while the
 # other tests run: a test on one carries `@pytest.mark.built_server("llama")` (the name of its
-# ServerEnv in lower case, or "vllm" for tests/vllm_env.py's); collection starts the builds the collected tests need, and those
-# tests run last, so a fresh machine's compile overlaps the rest of the suite.
+# ServerEnv in lower case, or "vllm" for tests/vllm_env.py's); collection starts the builds
+# the collected tests need, and those tests run last, so a fresh machine's compile overlaps
+# the rest of the suite.
 def _built_servers(item: pytest.Item) -> set[str]:
     return {str(arg) for mark in item.iter_markers("built_server") for arg in mark.args}
 
