@@ -145,8 +145,8 @@ def token_is_secret(token: str) -> bool:
         return False
     has_lower = any(c.islower() for c in token)
     has_digit = any(c.isdigit() for c in token)
-    if has_lower and any(c.isupper() for c in token):  # digits or not: a third of random
-        # 32-character base62 keys have none
+    if has_lower and any(c.isupper() for c in token):  # digits or not: (52/62)^32, about
+        # one random 32-character base62 key in 280, has none
         return entropy(token) >= MIN_MIXED_ENTROPY and not made_of_words(token)
     if not (has_lower and has_digit):
         return False
