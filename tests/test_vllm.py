@@ -77,7 +77,7 @@ def sweep_workload(project: Path) -> Path:
     return path
 
 
-def strict_workload(project: Path) -> Path:
+def strict_workload(project: Path, levels: list[int] | None = None) -> Path:
     """One tool whose only parameter is an enum of one city, `strict`: vLLM's structured
     outputs make exactly the call it allows. The call is forced on step 1 only
     (`tool_choice_by_step`), so the model answers on step 2 (`auto`)."""
@@ -103,7 +103,10 @@ def strict_workload(project: Path) -> Path:
             "checks": {"calls": [{"tool": "get_weather", "arguments": {"city": "Paris"}}]},
         }],
     }
-    path = project / "workloads" / "agentic" / "vllm-strict-weather.yaml"
+    if levels:  # load levels (issue 26): that many agents at once, each playing whole trials
+        doc.update(id="vllm-strict-weather-fleet", trials=2,
+                   load={"concurrency": levels, "slo": {"decision_p90_ms": 60000}})
+    path = project / "workloads" / "agentic" / f"{doc['id']}.yaml"
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
@@ -168,6 +171,31 @@ def test_a_strict_tool_workload_passes_every_trial_streamed_on_vllm(
     submitted(project, run_dir)
 
 
+def test_the_strict_tool_workload_at_1_4_and_16_agents_passes_every_trial_and_validates(
+    vllm_url: str, project: Path
+) -> None:
+    levels = [1, 4, 16]
+    run_dir, result = run(project, endpoint(project, vllm_url, "openai-chat"),
+                          strict_workload(project, levels))
+    agentic = result["agentic"]
+    assert [level["concurrency"] for level in agentic["levels"]] == levels
+    for level in agentic["levels"]:
+        rate = level["summary"]["success_rate"]
+        # max(trials, ceil(level / tasks)) trials of the one task, every one a success
+        assert rate["n"] == max(2, level["concurrency"]) and rate["value"] == 1.0, level
+        assert level["summary"]["harness_faults"] == []
+    requests = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
+    in_flight = {e["level"] for e in requests if e["type"] == "request"}
+    assert in_flight == set(levels)  # every request says its level
+    capacity = agentic["capacity"]
+    print(f"vLLM strict tools at {levels} agents: agents at SLO {capacity['agents_at_slo']}, "
+          "decision p90 ms " + ", ".join(
+              str(round(level["summary"]["decision_ms"]["p90"]))
+              for level in agentic["levels"]))
+    assert capacity["agents_at_slo"] in levels
+    submitted(project, run_dir)
+
+
 def test_a_shipped_bfcl_workload_runs_on_vllm_and_every_call_is_classified(
     vllm_url: str, project: Path
 ) -> None:
@@ -183,9 +211,9 @@ def test_a_shipped_bfcl_workload_runs_on_vllm_and_every_call_is_classified(
 
 def test_every_vllm_result_builds_into_the_site(vllm_url: str, project: Path) -> None:
     results = sorted((project / "results").rglob("*.json"))
-    if len(results) < len(APIS) + 2:
+    if len(results) < len(APIS) + 3:
         pytest.fail(f"the vLLM tests before this one submitted {len(results)} results, "
-                    f"not {len(APIS) + 2}")
+                    f"not {len(APIS) + 3}")
     done = cli(project, "build", "--results", str(project / "results"),
                "--out", str(project / "_site"))
     assert done.returncode == 0, done.stdout + done.stderr
