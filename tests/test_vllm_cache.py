@@ -5,7 +5,8 @@ the cache on.
 
 Two servers, one after the other (never both at once: each holds 3.4 GB): caching on (vLLM's
 default) and `--no-enable-prefix-caching`. The replay is the shipped Mooncake workload with a
-window, caps and a time scale that fit the tiny model's 4096-token context and keep it short.
+window, caps and a time scale that fit the fixture's 4096-token context and keep it short, on
+the 43 M-parameter model (`size="timing"`), whose prefill a cache hit visibly skips.
 
 Like with like: vLLM counts `prefix_cache_queries` (prompt tokens looked up) and
 `prefix_cache_hits` (tokens read from the cache) for every request it schedules, epbench's
@@ -37,10 +38,13 @@ from tests.vllm_fixture import MODEL_NAME, vllm_server
 pytestmark = [pytest.mark.integration]
 
 WORKLOAD = ROOT / "workloads" / "serving" / "trace-mooncake-chat.yaml"
-COUNT = 40           # the trace's first 40 requests: 12 s of trace time
+COUNT = 30           # the trace's first 30 requests
 TIME_SCALE = 1.0
-MAX_INPUT = 2048     # inside the fixture's --max-model-len 4096 with the outputs
+MAX_INPUT = 1024     # the first block (a system prompt) is then half of most prompts
 MAX_OUTPUT = 32
+# The tiny model's prefill is too cheap to show in TTFT on a busy machine (p50 225 ms on
+# against 206 ms off, measured): the 43 M model's prefill is what a cache hit skips.
+SIZE = "timing"
 COUNTERS = ("vllm:prefix_cache_queries", "vllm:prefix_cache_hits")
 
 
@@ -109,9 +113,9 @@ def replay(folder: Path, base_v1: str, monkeypatch: pytest.MonkeyPatch) -> dict[
 @pytest.fixture
 def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     out: dict[str, Any] = {}
-    with vllm_server() as base_v1:
+    with vllm_server(size=SIZE) as base_v1:
         out["on"] = replay(tmp_path / "on", base_v1, monkeypatch)
-    with vllm_server("--no-enable-prefix-caching") as base_v1:
+    with vllm_server("--no-enable-prefix-caching", size=SIZE) as base_v1:
         out["off"] = replay(tmp_path / "off", base_v1, monkeypatch)
     yield out
 
@@ -120,7 +124,11 @@ def test_a_mooncake_replay_on_vllm_measures_vllms_own_prefix_cache_hits(
         runs: dict[str, Any]) -> None:
     on, off = runs["on"], runs["off"]
     for run in (on, off):
-        assert len(run["records"]) == COUNT and all(r["class"] == "ok" for r in run["records"])
+        # every request answered with its usage; a trace request that asks for 1-3 output
+        # tokens may get only bytes of a character (no content event): `empty`, still counted
+        assert len(run["records"]) == COUNT
+        assert all(r["status"] == 200 and (r["class"] == "ok" or r["output_requested"] <= 3)
+                   for r in run["records"])
     cache_on, cache_off = on["point"]["cache"], off["point"]["cache"]
     queries, hits = (on["delta"][c] for c in COUNTERS)
     vllm_ratio = hits / queries
