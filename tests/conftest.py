@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,17 @@ def _fresh_recompute_cache(tmp_path_factory: pytest.TempPathFactory,
     """Each test validates cold: recomputations remembered by one test (or by the developer's
     own ~/.cache) must not hide a problem from another."""
     monkeypatch.setenv("EPBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("epbench-cache")))
+
+
+@pytest.fixture(scope="session")
+def vllm_timing_url() -> Iterator[str]:
+    """One vLLM server with the 43 M-parameter timing model and prefix caching on, for the
+    tests that time it (conversations, the Mooncake replay): started once a session, not once
+    a test (a start is 45-160 s here). Tests read its counters as deltas."""
+    from tests.vllm_fixture import vllm_server
+
+    with vllm_server(size="timing") as base_url:
+        yield base_url
 
 
 # ------------------------------------------------------------------ servers built in the background

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from epbench.runner.entry import run_command
-from tests.vllm_fixture import MODEL_NAME, vllm_server
+from tests.vllm_fixture import MODEL_NAME
 
 pytestmark = [pytest.mark.integration, pytest.mark.built_server("vllm")]
 
@@ -76,26 +76,26 @@ def prefix_counters(base_url: str) -> tuple[float, float]:
 
 
 def test_on_vllm_later_turns_read_their_history_from_the_cache_and_start_sooner(
-    tmp_path: Path,
+    tmp_path: Path, vllm_timing_url: str,
 ) -> None:
     conversation = {"pattern": "conversation", "concurrency": [2], "sessions_per_point": 6,
                     "warmup_sessions": 1, "turns": {"distribution": "fixed", "value": TURNS},
                     "think_time_s": {"distribution": "fixed", "value": 0.1},
                     "session_context_tokens": {"distribution": "fixed", "value": CONTEXT}}
-    with vllm_server(size="timing") as base_url:
-        endpoint = endpoint_file(tmp_path / "vllm.yaml", base_url)
-        hits0, queries0 = prefix_counters(base_url)
-        conv = run(tmp_path, endpoint,
-                   workload_file(tmp_path / "vllm-conversation.yaml", conversation, NEW_INPUT))
-        hits1, queries1 = prefix_counters(base_url)
-        (point,) = conv["points"]
-        block = point["conversation"]
-        last = block["turns"][-1]
-        fresh_length = round(last["input_tokens"]["p50"])
-        fresh_load = {"pattern": "concurrency", "concurrency": [2], "requests_per_point": 24,
-                      "warmup_requests": 2}
-        fresh = run(tmp_path, endpoint,
-                    workload_file(tmp_path / "vllm-fresh.yaml", fresh_load, fresh_length))
+    base_url = vllm_timing_url
+    endpoint = endpoint_file(tmp_path / "vllm.yaml", base_url)
+    hits0, queries0 = prefix_counters(base_url)
+    conv = run(tmp_path, endpoint,
+               workload_file(tmp_path / "vllm-conversation.yaml", conversation, NEW_INPUT))
+    hits1, queries1 = prefix_counters(base_url)
+    (point,) = conv["points"]
+    block = point["conversation"]
+    last = block["turns"][-1]
+    fresh_length = round(last["input_tokens"]["p50"])
+    fresh_load = {"pattern": "concurrency", "concurrency": [2], "requests_per_point": 24,
+                  "warmup_requests": 2}
+    fresh = run(tmp_path, endpoint,
+                workload_file(tmp_path / "vllm-fresh.yaml", fresh_load, fresh_length))
     turns = block["turns"]
     first, later = turns[0]["ttft_ms"]["p50"], block["later_turns"]["ttft_ms"]["p50"]
     (fresh_point,) = fresh["points"]

@@ -35,7 +35,7 @@ from tests.conftest import ROOT
 from tests.test_trace_cache_emulator import expected_hit_rate
 from tests.vllm_fixture import MODEL_NAME, vllm_server
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.built_server("vllm")]
 
 WORKLOAD = ROOT / "workloads" / "serving" / "trace-mooncake-chat.yaml"
 COUNT = 30           # the trace's first 30 requests
@@ -111,10 +111,11 @@ def replay(folder: Path, base_v1: str, monkeypatch: pytest.MonkeyPatch) -> dict[
 
 
 @pytest.fixture
-def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+         vllm_timing_url: str) -> Iterator[dict[str, Any]]:
     out: dict[str, Any] = {}
-    with vllm_server(size=SIZE) as base_v1:
-        out["on"] = replay(tmp_path / "on", base_v1, monkeypatch)
+    # caching on: the session's timing server (tests/conftest.py), counters read as deltas
+    out["on"] = replay(tmp_path / "on", vllm_timing_url, monkeypatch)
     with vllm_server("--no-enable-prefix-caching", size=SIZE) as base_v1:
         out["off"] = replay(tmp_path / "off", base_v1, monkeypatch)
     yield out
