@@ -10,7 +10,7 @@ from epbench.generator.render import environment
 def _card_sentence(card: dict) -> str:
     html = environment().get_template("endpoint.md.j2").render(
         endpoint_id="acme", identity=None, card=card, prices=[], serving=[], agentic=[],
-        root="../", workload_pages=set(), board="",
+        root="../", workload_pages=set(), board="", capacity=None,
     )
     return re.search(r"<p>Today's card.*?</p>", html, re.S).group(0)
 

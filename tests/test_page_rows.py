@@ -82,7 +82,7 @@ def test_a_result_page_rendered_from_its_columns_is_the_page_of_its_whole_row(
     template = environment().get_template("result.html.j2")
     whole_rows = records(tables.runs)
     rows, _ = FrameRows.of(tables, None, "").take(0, len(tables.runs))
-    assert len(rows) == len(whole_rows) == 11
+    assert len(rows) == len(whole_rows) == 12  # site_data: 4 samples, 6 made, 1 copy, 1 fleet
     for row, whole_row in zip(rows, whole_rows, strict=True):
         doc = json.loads((project / whole_row["result_path"]).read_text(encoding="utf-8"))
         full = {**whole_row, "frontier": front.get(whole_row["run_id"], [])}

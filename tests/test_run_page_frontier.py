@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_validate_results import SERVICED, load, make_project, save
 
-from epbench.generator.render import frontier_by_run, result_context
+from epbench.generator.render import POINT_COLUMNS, frontier_by_run, result_context
 from epbench.generator.tables import build_tables
 
 
@@ -23,7 +23,8 @@ def test_a_rejected_point_on_the_stated_frontier_is_marked_on_neither_page(tmp_p
     on_front = frontier_by_run(tables.points)
     assert on_front[doc["run_id"]] == ["c1"]
     row = {"run_id": doc["run_id"], "frontier": on_front[doc["run_id"]]}
-    marks = {p[0]: p[-1] for p in result_context(doc, row, root="../../")["points"]}
+    frontier = POINT_COLUMNS.index("on frontier")
+    marks = {p[0]: p[frontier] for p in result_context(doc, row, root="../../")["points"]}
     assert marks == {"c1": True, "c8": False}
 
 

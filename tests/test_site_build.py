@@ -39,7 +39,7 @@ def test_build_writes_every_page_and_one_page_per_result(site: Path) -> None:
     for page in PAGES:
         assert (site / page).is_file(), page
     runs = read_table(site / "data", "runs")
-    assert len(runs) == 4 + 6 + 1
+    assert len(runs) == 4 + 6 + 1 + 1  # samples, generated, self-reported copy, load levels
     for row in runs:
         page = site / row["page"] / "index.html"
         assert page.is_file(), row["page"]
