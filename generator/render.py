@@ -116,7 +116,7 @@ POINT_COLUMNS = [
     "goodput rps", "input tokens", "output tokens", "token source", "errors", "insufficient",
     "on frontier",
     # issue 25: the prompt cache (epbench.generator.prompt_cache)
-    "prompt-cache hit rate", "cost per M output tokens without cache prices",
+    "prompt-cache hit rate", "uncached cost per M output tokens",
 ]
 CACHE_CELLS = 2  # the last cells of a points row: hit rate, cost without cache prices
 _POINTS_HEAD = head_row(POINT_COLUMNS)

@@ -150,7 +150,7 @@ def test_cost_prices_cache_reads_and_writes_at_the_card_s_cache_prices(project: 
                               root="../../")["points"]
     shown = dict(zip(POINT_COLUMNS, cells, strict=True))
     assert shown["cost per M output tokens"] == fmt_usd(45.6) == "$45.60"
-    assert shown["cost per M output tokens without cache prices"] == "$75.00"
+    assert shown["uncached cost per M output tokens"] == "$75.00"
     assert shown["prompt-cache hit rate"] == "60%"
 
 
