@@ -395,7 +395,6 @@ class _Builder:
         tokens = block.get("tokens") or {}
         output = int(tokens.get("output", 0))
         requests = sum(int(block["retry_cost"][t]["requests"]) for t in cost.TAGS)
-        ci = block["success_rate"]["ci95"]
         run.update(
             success_rate=block["success_rate"]["value"],
             pass_hat_1=block["pass_hat_k"].get("1"),
@@ -415,17 +414,10 @@ class _Builder:
             **identity,
             "trials": block["trials"],
             "tasks": len(block["tasks"]),
-            "success_rate": block["success_rate"]["value"],
-            "success_ci_low": ci[0],
-            "success_ci_high": ci[1],
-            "pass_hat_1": block["pass_hat_k"].get("1"),
+            **section_figures(block),
             "pass_hat_k": dict(block["pass_hat_k"]),
-            "decision_ms_p50": _p(block["decision_ms"], "p50"),
-            "decision_ms_p90": _p(block["decision_ms"], "p90"),
             "first_tool_delta_ms_p90": _p(block["first_tool_delta_ms"], "p90"),
-            "tool_ms_p90": _p(block["tool_ms"], "p90"),
             "overhead_ms_p90": _p(block["overhead_ms"], "p90"),
-            "task_wall_ms_p90": _p(block["task_wall_ms"], "p90"),
             "correct_call_rate": block.get("correct_call_rate"),
             "usd_per_task": spend.usd_per_task,
             "usd_per_successful_task": spend.usd_per_successful_task,
@@ -463,6 +455,22 @@ def _uncached(card: cost.Card | None, point: dict[str, Any]) -> float | None:
                                     cost.billed_output_tokens(card, point))
 
 
+def section_figures(section: dict[str, Any]) -> dict[str, Any]:
+    """The figures an agentic row and a load level's row both take from an agentic section:
+    success with its interval, pass^1, decision p50/p90, tool and task-wall p90."""
+    rate = section["success_rate"]
+    return {
+        "success_rate": rate["value"],
+        "success_ci_low": rate["ci95"][0],
+        "success_ci_high": rate["ci95"][1],
+        "pass_hat_1": section["pass_hat_k"].get("1"),
+        "decision_ms_p50": _p(section["decision_ms"], "p50"),
+        "decision_ms_p90": _p(section["decision_ms"], "p90"),
+        "tool_ms_p90": _p(section["tool_ms"], "p90"),
+        "task_wall_ms_p90": _p(section["task_wall_ms"], "p90"),
+    }
+
+
 def load_row(block: dict[str, Any]) -> dict[str, Any]:
     """The LOAD_COLUMNS of an agentic section (all None without load levels)."""
     cap = block.get("capacity")
@@ -472,17 +480,11 @@ def load_row(block: dict[str, Any]) -> dict[str, Any]:
     levels = []
     for level in block["levels"]:
         section, agents = level["summary"], level["concurrency"]
-        rate = section["success_rate"]
         levels.append({
-            "agents": agents, "success_rate": rate["value"], "success_ci_low": rate["ci95"][0],
-            "success_ci_high": rate["ci95"][1], "trials": rate["n"],
-            "pass_hat_1": section["pass_hat_k"].get("1"),
-            "decision_ms_p50": _p(section["decision_ms"], "p50"),
-            "decision_ms_p90": _p(section["decision_ms"], "p90"),
+            "agents": agents, **section_figures(section),
+            "trials": section["success_rate"]["n"],
             "decision_ms_p99": _p(section["decision_ms"], "p99"),
-            "tool_ms_p90": _p(section["tool_ms"], "p90"),
             "harness_lag_ms_p90": _p(level["harness_lag_ms"], "p90"),
-            "task_wall_ms_p90": _p(section["task_wall_ms"], "p90"),
             "tokens_per_successful_task": level["tokens_per_successful_task"],
             "retry_tokens_per_successful_task": level["retry_tokens_per_successful_task"],
             "usd_per_successful_task": section["usd_per_successful_task"],
