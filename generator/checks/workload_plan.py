@@ -33,6 +33,7 @@ from epbench.core.errors import InputError
 from epbench.core.findings import Finding
 from epbench.core.runspec import RunSpec
 from epbench.core.schema import check_schema
+from epbench.core.summary import dedupe
 from epbench.core.trace_plan import load_trace, project_root, trace_point
 from epbench.core.workload_plan import PlannedPoint, plan_points, planned_requests, run_spec
 from epbench.generator.checks.base import check
@@ -283,16 +284,11 @@ TRACE_SLACK_NS = 1_000
 def _trace_times(records: Sequence[Mapping[str, Any]], by_id: Mapping[str, PlannedPoint],
                  position: Mapping[str, int]) -> tuple[str, str] | None:
     """Within each session, every request was scheduled at the trace's (scaled) spacing: its
-    `t_scheduled_ns` minus its planned offset is one constant (a resume shifts it)."""
-    session = 0
+    `t_scheduled_ns` minus its planned offset is one constant (a resume shifts it). Sessions
+    are numbered as the summarizer numbers them (`summary.dedupe`)."""
     shifts: dict[tuple[str, int], tuple[int, int]] = {}
-    for record in records:
-        kind = record.get("type", "request")
-        if kind in ("session", "shard"):
-            session += 1
-            continue
-        if kind != "request":
-            continue
+    for record in dedupe(records):
+        session = int(record["_session"])
         point = by_id[str(record["point"])]
         scheduled = record.get("t_scheduled_ns")
         where = f"/points/{position[point.id]}"
