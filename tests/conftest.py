@@ -55,7 +55,7 @@ def vllm_timing_url() -> Iterator[str]:
 # ------------------------------------------------------------------ servers built in the background
 # The real servers that have virtualenvs of their own (tests/server_envs.py) are built while the
 # other tests run: a test on one carries `@pytest.mark.built_server("llama")` (the name of its
-# ServerEnv in lower case, or "vllm" for tests/vllm_env.py's); collection starts the builds
+# ServerEnv in lower case: LLAMA here, VLLM in tests/vllm_env.py); collection starts the builds
 # the collected tests need, and those tests run last, so a fresh machine's compile overlaps
 # the rest of the suite.
 def _built_servers(item: pytest.Item) -> set[str]:
@@ -70,7 +70,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
               ((item.nodeid, item) for item in items)}
     wanted = set().union(*needed.values()) if needed else set()
     for name in sorted(wanted):
-        if name == "vllm":  # tests/vllm_env.py: its virtualenv, then the tiny model
+        if name == "vllm":  # its virtualenv, then the tiny model (tests/vllm_fixture.py)
             from tests.vllm_fixture import prepare_in_background
 
             prepare_in_background()
@@ -82,11 +82,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Builds still running when the session ends are stopped (they are redone next time):
-    the servers of tests/server_envs.py, and vLLM's (tests/vllm_env.py), by their PIDs."""
+    """Builds still running when the session ends are stopped by their PIDs (they are redone
+    next time)."""
     server_envs = sys.modules.get("tests.server_envs")
     if server_envs is not None:
         server_envs.stop_all()
-    module = sys.modules.get("tests.vllm_env")
-    if module is not None:
-        module.stop_background()

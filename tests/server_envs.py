@@ -11,13 +11,14 @@ used; a lock file keeps two processes (a test session and a bench) from building
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,31 +66,47 @@ class ServerEnv:
 
     def python(self) -> Path:
         """The interpreter, building the virtualenv first when it is missing or partial (waits
-        for a build already running in this process or another)."""
-        if self.complete():
-            return self.interpreter
+        for a build already running in this process or another; a background build that
+        failed is reported, not repeated)."""
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()  # the background build; it holds the lock while it runs
-            if self._error is not None:
-                raise BuildFailed(str(self._error)) from self._error
-        with self._lock:
+        if self._error is not None:
+            raise BuildFailed(str(self._error)) from self._error
+        if self.complete():
+            return self.interpreter
+        with self.locked():
             if not self.complete():
-                self._build_locked()
+                self._build()
         return self.interpreter
 
-    def prebuild(self) -> None:
-        """Start building in a background thread, unless the virtualenv is there already."""
-        if self.complete() or self._thread is not None:
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Held while this server's virtualenv, or anything else of it in the cache (a model),
+        is built: one thread of this process, and one process, at a time."""
+        self.venv.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, (self.venv.parent / f"{self.folder}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def prebuild(self, then: Callable[[Path], object] | None = None) -> None:
+        """Start building in a background thread, then call `then(interpreter)` in it (a model
+        made beside it); nothing when a build has been started. An error of the build is kept
+        for `python()` to raise; one of `then` is left for the foreground to meet again."""
+        if self._thread is not None:
             return
 
         def run() -> None:
             try:
-                with self._lock:
+                with self.locked():
                     if not self.complete():
-                        self._build_locked()
+                        self._build()
             except BaseException as error:  # reported by python() to the test that needs it
                 self._error = error
+                return
+            if then is not None:
+                with contextlib.suppress(Exception):
+                    then(self.interpreter)
 
         self._thread = threading.Thread(target=run, name=f"build {self.folder}", daemon=True)
         self._thread.start()
@@ -99,13 +116,6 @@ class ServerEnv:
         for proc in list(self._running):
             if proc.poll() is None:
                 proc.terminate()
-
-    def _build_locked(self) -> None:
-        self.venv.parent.mkdir(parents=True, exist_ok=True)
-        with (self.venv.parent / f"{self.folder}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building it
-            if not self.complete():
-                self._build()
 
     def _build(self) -> None:
         if self.venv.exists():
@@ -161,4 +171,7 @@ LLAMA = ServerEnv(
 
 def stop_all() -> None:
     """End every build still running in this process (the test session is over)."""
-    LLAMA.stop()
+    from tests.vllm_env import VLLM
+
+    for env in (LLAMA, VLLM):
+        env.stop()

@@ -9,8 +9,8 @@ Two kinds of test:
   reports, and TTFT is measured at the first content chunk, not at the role-only one (a
   loopback relay holds the role chunk back for a known time to make the difference visible).
 
-The server needs llama-cpp-python[server]; without it these tests skip locally and fail under
-CI=true (tests/llama_fixture.py).
+The server runs from llama-cpp-python's own virtualenv (tests/server_envs.py, built once); when
+it cannot be built or started these tests skip locally and fail under CI=true (`need()`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import httpx
 
 from tests.conftest import ROOT, need
 from tests.llama_fixture import free_port
-from tests.vllm_env import build_in_background, cache_root, locked, vllm_python
+from tests.vllm_env import VLLM, cache_root, vllm_python
 
 MODEL_NAME = "tiny"
 # Ready in 45-105 s on an idle machine; over 420 s when eight agents share its 2 cores.
@@ -47,7 +47,7 @@ def tiny_model(python: Path, size: str = "tiny") -> Path:
     script = ROOT / "bench" / "make_vllm_model.py"
     key = f"{size}-{hashlib.sha256(script.read_bytes()).hexdigest()[:12]}"
     folder = cache_root() / f"vllm-model-{key}"
-    with locked():
+    with VLLM.locked():
         if (folder / "model.safetensors").is_file():
             return folder
         done = subprocess.run([str(python), str(script), str(folder), "--size", size],
@@ -62,7 +62,7 @@ def prepare_in_background() -> None:
     installs while other tests run; `vllm_server()` then waits for what is left of it. Not
     when $EPBENCH_VLLM_URL names the server to use."""
     if not os.environ.get("EPBENCH_VLLM_URL"):
-        build_in_background(then=tiny_model)
+        VLLM.prebuild(then=tiny_model)
 
 
 def serve_command(python: Path, model: Path, port: int, *extra: str) -> list[str]:
