@@ -182,7 +182,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from epbench.generator import downloads
-    from epbench.generator.cached_checks import cached_tables
+    from epbench.generator.build.cached_checks import cached_tables
 
     start = time.perf_counter()
     tables = Repeated(cached_tables(args.results, args.project, args.cache), args.times)

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from epbench.generator import render, run_pages  # noqa: E402
-from epbench.generator.cached_checks import cached_tables  # noqa: E402
+from epbench.generator.build.cached_checks import cached_tables  # noqa: E402
 from epbench.generator.plain_json import records  # noqa: E402
 
 OLD_FILES = ("generator/render.py", "generator/run_pages.py", "site/templates/result.html.j2")

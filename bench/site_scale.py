@@ -64,7 +64,7 @@ def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
     """Seconds for the two halves of `epbench build` (epbench.generator.site.build_site's body, run
     in this process, incremental with its build cache in `cache`): the tables (validation and
     aggregation), then the site itself."""
-    from epbench.generator.cached_checks import cached_tables
+    from epbench.generator.build.cached_checks import cached_tables
     from epbench.generator.downloads import write_tables
     from epbench.generator.site import build_site_from_tables
 

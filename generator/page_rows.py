@@ -1,6 +1,6 @@
 """What a result page is rendered from, a slice at a time: its `runs` row as plain JSON values
 (the columns the page reads) with its frontier marks (`row["frontier"]`), and the digest
-of its inputs that the page manifest keeps (`epbench.generator.page_manifest.page_digests`).
+of its inputs that the page manifest keeps (`epbench.generator.build.page_manifest.page_digests`).
 
 An incremental build makes the rows of the results whose day changed in the parent, to find
 the pages that still stand (`RowList`). A full build, where nothing can stand, hands the
@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from epbench.generator.page_manifest import hashed_by_repr, page_digests
+from epbench.generator.build import hashed_by_repr, page_digests
 from epbench.generator.plain_json import columns_to_walk, records
 from epbench.generator.render import ROW_COLUMNS, frontier_by_run
 

@@ -31,14 +31,19 @@ import yaml
 from epbench.core.errors import InputError
 from epbench.core.paths import site_sources_dir
 from epbench.generator.boards import VIEW_COLUMNS
-from epbench.generator.build_cache import context_digest
-from epbench.generator.cache_writer import wait_saved
+from epbench.generator.build import (
+    PageManifest,
+    context_digest,
+    drop_stale,
+    page_digests,
+    shell_digest,
+    wait_saved,
+)
 from epbench.generator.collector import collector_paused
 from epbench.generator.csp import CSP, secure_pages
 from epbench.generator.downloads import day_digests, part_keys
 from epbench.generator.history_views import series_views
 from epbench.generator.latest import board_views
-from epbench.generator.page_manifest import PageManifest, drop_stale, page_digests, shell_digest
 from epbench.generator.page_rows import FrameRows, RowList, page_columns
 from epbench.generator.pages import write_pages
 from epbench.generator.plain_json import records, view_table
@@ -52,12 +57,10 @@ log = logging.getLogger(__name__)
 def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
                incremental: bool = True) -> Path:
     """Build the whole site into `out_dir` and return it (the folder holding index.html).
-    Incremental by default: the build cache (epbench.generator.build_cache, outside the project)
-    keeps
-    what unchanged results gave, and result pages whose inputs did not change are not rendered
+    Incremental by default: the build cache (epbench.generator.build, outside the project)
+    keeps what unchanged results gave, and result pages whose inputs did not change are not rendered
     again; `incremental=False` (`epbench build --no-cache`) reads and writes no cache."""
-    from epbench.generator.build_cache import default_folder
-    from epbench.generator.cached_checks import cached_tables
+    from epbench.generator.build import cached_tables, default_folder
     from epbench.generator.downloads import write_tables
     from epbench.generator.tables import build_tables
 
@@ -81,7 +84,7 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     with collector_paused():
         site = _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
                                        cache_dir)
-    wait_saved()  # the build cache's writer (generator/cache_writer.py) is done too
+    wait_saved()  # the build cache's writer (generator/build/cache_writer.py) is done too
     return site
 
 

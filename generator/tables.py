@@ -552,15 +552,17 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
 
 
 STORED = "rows in the build cache's frames"
-"""`Checked.derived` of a file whose rows the build cache keeps (epbench.generator.row_store)."""
+"""`Checked.derived` of a file whose rows the build cache keeps
+(epbench.generator.build.row_store)."""
 
 
 def tables_from_checked(checked: list[Checked], report: Report, results_dir: Path,
                         project: Path) -> Tables:
     """Tables from already-validated files (their documents are kept unless rejected), built
-    the way the build cache builds them (per shard, then together: epbench.generator.row_store)."""
-    from epbench.generator.build_cache import shard_of
-    from epbench.generator.row_store import assemble, shard_frames
+    the way the build cache builds them (per shard, then together:
+    epbench.generator.build.row_store)."""
+    from epbench.generator.build.build_cache import shard_of
+    from epbench.generator.build.row_store import assemble, shard_frames
 
     make = RowMaker(results_dir, project)
     root = os.path.abspath(results_dir)
@@ -604,7 +606,7 @@ def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
 
 def build_tables(results_dir: Path, project: Path, reuse: Reuse | None = None) -> Tables:
     """Validate every file under results_dir and aggregate the ones that were not rejected.
-    With `reuse` (the incremental build, epbench.generator.cached_checks.cached_tables), files it
+    With `reuse` (the incremental build, epbench.generator.build.cached_tables), files it
     knows are not read again."""
     if not results_dir.is_dir():
         return tables_from_checked([], Report(), results_dir, project)

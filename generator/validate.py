@@ -30,10 +30,10 @@ from epbench.core.documents import (
 )
 from epbench.core.errors import InputError
 from epbench.core.findings import Finding
+from epbench.core.journal_records import SUFFIX as JOURNAL_SUFFIX
 from epbench.core.paths import project_dir
 from epbench.core.provenance import Provenance
 from epbench.core.schema import check_schema, kind_of
-from epbench.generator.build_cache import JOURNAL_SUFFIX
 from epbench.generator.changes import changed_files
 from epbench.generator.checks import WorkloadIndex, check_endpoint, check_result
 from epbench.generator.checks.build_state import committed_state
@@ -252,8 +252,8 @@ Post = Callable[[Checked], Any]
 
 
 class Reuse(Protocol):
-    """Outcomes kept from an earlier build (epbench.generator.cached_checks): `split` returns, for
-    each file, what it still knows of it (None: check it) and the files to check, in order;
+    """Outcomes kept from an earlier build (epbench.generator.build.cached_checks): `split` returns,
+    for each file, what it still knows of it (None: check it) and the files to check, in order;
     `check` checks those (with `check_files`, or its own way) and keeps what they gave."""
 
     def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]: ...

@@ -17,10 +17,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import epbench.generator.build_cache as build_cache
+import epbench.generator.build.build_cache as build_cache
 import epbench.generator.validate as validate
-from epbench.generator.build_cache import default_folder
-from epbench.generator.cached_checks import cached_tables
+from epbench.generator.build.build_cache import default_folder
+from epbench.generator.build.cached_checks import cached_tables
 from epbench.generator.downloads import read_table
 from epbench.generator.site import build_site
 from epbench.generator.tables import TABLE_NAMES, Tables, build_tables
@@ -350,8 +350,8 @@ def test_shards_the_cache_holds_nothing_of_are_checked_and_written_by_workers(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    import epbench.generator.cached_checks as cached_checks
-    import epbench.generator.cold_shards as cold_shards
+    import epbench.generator.build.cached_checks as cached_checks
+    import epbench.generator.build.cold_shards as cold_shards
 
     monkeypatch.setattr(cached_checks, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)

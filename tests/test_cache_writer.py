@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from epbench.generator.cache_writer import save_in_background, wait_saved
+from epbench.generator.build.cache_writer import save_in_background, wait_saved
 
 
 class SlowCache:
@@ -35,7 +35,7 @@ def test_the_parent_goes_on_while_the_child_writes_and_waits_for_it(tmp_path: Pa
 def test_a_writer_that_fails_is_a_warning_and_the_build_goes_on(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     save_in_background(SlowCache(tmp_path, fail=True))
-    with caplog.at_level(logging.WARNING, logger="epbench.generator.cache_writer"):
+    with caplog.at_level(logging.WARNING, logger="epbench.generator.build.cache_writer"):
         assert not wait_saved()
     assert "the cache was not written" in caplog.text
     assert not (tmp_path / "shard-00.json").exists()

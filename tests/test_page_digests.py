@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from epbench.generator.page_manifest import page_digests
+from epbench.generator.build.page_manifest import page_digests
 
 
 def runs() -> pd.DataFrame:

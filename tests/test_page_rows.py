@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from epbench.generator.page_manifest import page_digests
+from epbench.generator.build.page_manifest import page_digests
 from epbench.generator.page_rows import FrameRows, RowList, page_columns
 from epbench.generator.plain_json import records
 from epbench.generator.render import environment, frontier_by_run, result_context

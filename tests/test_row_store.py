@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from epbench.generator import row_store
+from epbench.generator.build import row_store
 
 
 def test_the_build_allocates_arrow_memory_with_malloc_unless_the_user_chose(

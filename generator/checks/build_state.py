@@ -3,7 +3,7 @@
 The build reads the data folders (`results/`, `workloads/`, `endpoints/`, judged file by file
 in `epbench.generator.checks.data_files`) and the code and site sources that ship with epbench. It
 keeps
-its cache outside the checkout (`epbench.generator.build_cache`), and it writes `_site/`. A
+its cache outside the checkout (`epbench.generator.build.build_cache`), and it writes `_site/`. A
 committed
 copy of either is state a pull request could plant for the build to publish:
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pyarrow as pa
 from attack import epbench, git, make_project, repository
 
-from epbench.generator.build_cache import body_digest
-from epbench.generator.cache_writer import wait_saved
-from epbench.generator.cached_checks import cached_tables
+from epbench.generator.build.build_cache import body_digest
+from epbench.generator.build.cache_writer import wait_saved
+from epbench.generator.build.cached_checks import cached_tables
 from epbench.generator.downloads import read_table
 from epbench.generator.tables import build_tables
 

@@ -20,7 +20,7 @@ The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that 
 rewrites one shard. A shard is three parts: `shard-NN.json`, each file's digests, findings and
 identity (read on every build); `shard-NN.rows.json`, each file's table rows as the checks made
 them (read only when a file of the shard changed); and the shard's rows as column-wise frames
-(`epbench.generator.row_store`, read on every build instead of the rows). Each part carries the
+(`epbench.generator.build.row_store`, read on every build instead of the rows). Each part carries the
 sha256 of its body, so a part that was truncated, half-written or damaged is ignored and
 rebuilt. No key signs them: a key kept in the cache folder protects nothing from whoever can
 write that folder (the same user), so it is a plain digest, honest about what it checks; the
@@ -130,7 +130,7 @@ class BuildCache:
     rows_dirty: set[int] = field(default_factory=set)
     """Shards whose rows changed (a file stored or dropped), not only a stat."""
     frames: dict[int, Any] = field(default_factory=dict)
-    """Shard -> where its row frames are and their digests (`epbench.generator.row_store`)."""
+    """Shard -> where its row frames are and their digests (`epbench.generator.build.row_store`)."""
     seen: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
@@ -144,7 +144,7 @@ class BuildCache:
     @classmethod
     def view(cls, folder: Path, context: str, number: int) -> BuildCache:
         """This cache as one shard that holds nothing yet (a worker writing a new shard:
-        `epbench.generator.cold_shards`)."""
+        `epbench.generator.build.cold_shards`)."""
         cache = cls(folder, context)
         cache.shards[number], cache.rows[number] = {}, {}
         return cache

@@ -1,6 +1,6 @@
 """The validator's `Reuse` over the build cache: unchanged result files come back as the
-findings an earlier build computed, without being read (epbench.generator.build_cache), and their
-table rows from the shards' frames (epbench.generator.row_store).
+findings an earlier build computed, without being read (epbench.generator.build.build_cache), and their
+table rows from the shards' frames (epbench.generator.build.row_store).
 
 Fresh rows are kept as lists in the tables' column order (`Rows` of lists), the form the
 shards' frames are built from.
@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from epbench.generator import row_store
-from epbench.generator.build_cache import (
+from epbench.generator.build import row_store
+from epbench.generator.build.build_cache import (
     JOURNAL_SUFFIX,
     SHARDS,
     BuildCache,
@@ -24,11 +24,11 @@ from epbench.generator.build_cache import (
     findings_of,
     shard_of,
 )
-from epbench.generator.cache_writer import save_in_background, wait_saved
-from epbench.generator.cold_shards import ShardTask, check_shards
+from epbench.generator.build.cache_writer import save_in_background, wait_saved
+from epbench.generator.build.cold_shards import ShardTask, check_shards
 from epbench.generator.collector import collector_paused
 from epbench.generator.report import status_for
-from epbench.generator.row_store import assemble
+from epbench.generator.build.row_store import assemble
 from epbench.generator.tables import (
     AGENTIC_COLUMNS,
     IDENTITY,
@@ -57,7 +57,7 @@ _TABLES = (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS), ("agentic", AGENTIC
 
 def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     """`build_tables` with the build cache in `cache_dir`: unchanged results are neither read
-    nor validated, and their rows come from the shards' frames (`epbench.generator.row_store`) of
+    nor validated, and their rows come from the shards' frames (`epbench.generator.build.row_store`) of
     the
     shards where nothing changed; the cache is then saved, and `Tables.sources` holds each
     file's sha256."""
@@ -166,7 +166,7 @@ class CachedChecks:
     def check(self, todo: list[Path], workload_semantics: WorkloadSemantics | None,
               now: datetime, workers: int, post: Post | None) -> list[Checked]:
         """Check the files `split` left, in their order: the files of shards the cache holds
-        nothing of by one worker a shard (`epbench.generator.cold_shards`, a full build), the others
+        nothing of by one worker a shard (`epbench.generator.build.cold_shards`, a full build), the others
         with `check_files` and `keep`."""
         cold: dict[int, list[tuple[Path, str, Stamp]]] = {}
         for path in todo:
