@@ -94,6 +94,7 @@ def same_json(a: Any, b: Any) -> bool:
             return same_json(a, json.loads(b))
         except ValueError:
             return False
+    if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isnan(a) and math.isnan(b))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)

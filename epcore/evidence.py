@@ -123,11 +123,6 @@ def read_bytes(path: Path) -> bytes:
     return b"".join(_Reader(path).blocks())
 
 
-def check_bytes(data: bytes, pinned: Mapping[str, Any]) -> None:
-    """EvidenceError unless the journal's bytes are the ones the result pins."""
-    _check_described(describe(data), pinned)
-
-
 def check_file(path: Path, pinned: Mapping[str, Any]) -> None:
     """EvidenceError unless the journal file (streamed, within the caps) is the one pinned."""
     reader = _Reader(path)

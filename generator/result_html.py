@@ -13,7 +13,7 @@ as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from numbers import Number
 from typing import Any
 
@@ -24,20 +24,31 @@ from epbench.generator.number_format import fmt_number, fmt_usd, fmt_value
 _LIMIT = 50_000
 """Distinct texts remembered before a memory starts again (ids and times are unique per
 result, so an unbounded one would grow with the results)."""
-_escaped: dict[str, str] = {}
-_text_cells: dict[str, str] = {}
-_text_rows: dict[tuple[str, str], str] = {}
+
+
+class _Remembered(dict[Hashable, str]):
+    """HTML made once per distinct key by `make`, at most `_LIMIT` keys (then it starts
+    again). Read as `memory[key]`: a hit is a plain dict lookup (0.07 µs here; a
+    `functools.lru_cache` call took 0.12 µs, and a page reads about 250)."""
+
+    def __init__(self, make: Callable[[Any], str]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key: Hashable) -> str:
+        if len(self) >= _LIMIT:
+            self.clear()
+        out = self[key] = self._make(key)
+        return out
+
+
 _OTHER_CELLS = {None: "<td>—</td>", True: "<td>yes</td>", False: "<td>no</td>"}
+_ESCAPED = _Remembered(lambda value: str(escape(value)))
 
 
 def text(value: str) -> str:
     """A text escaped for HTML (remembered)."""
-    out = _escaped.get(value)
-    if out is None:
-        if len(_escaped) >= _LIMIT:
-            _escaped.clear()
-        out = _escaped[value] = str(escape(value))
-    return out
+    return _ESCAPED[value]
 
 
 def shown(value: Any) -> str:
@@ -65,18 +76,24 @@ def head_row(labels: Iterable[str]) -> Markup:
 
 def _text_cell(value: str) -> str:
     """A text cell of the points table; dollar amounts right-aligned like numbers."""
-    if len(_text_cells) >= _LIMIT:
-        _text_cells.clear()
     align = ' class="epb-num"' if value.startswith("$") else ""
-    out = _text_cells[value] = f"<td{align}>{text(value)}</td>"
-    return out
+    return f"<td{align}>{text(value)}</td>"
+
+
+def _text_row(pair: tuple[str, str]) -> str:
+    """A two-column row of two texts."""
+    return f'<tr><th scope="row">{text(pair[0])}</th><td>{text(pair[1])}</td></tr>\n'
+
+
+_TEXT_CELLS = _Remembered(_text_cell)
+_TEXT_ROWS = _Remembered(_text_row)
 
 
 def point_rows(rows: Iterable[list[Any]]) -> Markup:
     """The body rows of the points table, one `<tr>` a point: numbers right-aligned, the rest
     as `fmt_value` shows it."""
     out = []
-    cells, num = _text_cells, fmt_number
+    cells, num = _TEXT_CELLS, fmt_number
     for row in rows:
         out.append("<tr>")
         for value in row:
@@ -84,7 +101,7 @@ def point_rows(rows: Iterable[list[Any]]) -> Markup:
             if kind is float or kind is int:
                 out.append(f'<td class="epb-num">{num(value)}</td>')
             elif kind is str:
-                out.append(cells.get(value) or _text_cell(value))
+                out.append(cells[value])
             elif value is None or kind is bool:
                 out.append(_OTHER_CELLS[value])
             elif isinstance(value, Number):  # not from JSON; as the template's `is number`
@@ -99,16 +116,10 @@ def kv_rows(pairs: Iterable[tuple[str, Any]]) -> Markup:
     """Rows of a two-column table: a label as the row header, then its value (a row of two
     texts remembered whole: most recur on every page)."""
     out = []
-    rows = _text_rows
+    rows = _TEXT_ROWS
     for key, value in pairs:
         if type(value) is str:
-            row = rows.get((key, value))
-            if row is None:
-                if len(rows) >= _LIMIT:
-                    rows.clear()
-                row = rows[key, value] = (f'<tr><th scope="row">{text(key)}</th>'
-                                          f"<td>{text(value)}</td></tr>\n")
-            out.append(row)
+            out.append(rows[key, value])
         else:
             out.append(f'<tr><th scope="row">{text(key)}</th><td>{shown(value)}</td></tr>\n')
     return Markup("".join(out))

@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -69,18 +69,16 @@ def key(result: Mapping[str, Any]) -> str:
 
 
 class _Keys:
-    """The keys file as this process last read it."""
+    """One keys file as this process last read it."""
 
-    def __init__(self) -> None:
-        self.path: Path | None = None
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self.known: set[str] = set()
         self.offset = 0
 
-    def refresh(self, path: Path) -> None:
-        if path != self.path:  # another cache folder (tests set EPBENCH_CACHE_DIR)
-            self.path, self.known, self.offset = path, set(), 0
+    def refresh(self) -> None:
         try:
-            with path.open("rb") as handle:
+            with self.path.open("rb") as handle:
                 handle.seek(self.offset)
                 added = handle.read()
         except OSError:
@@ -92,7 +90,11 @@ class _Keys:
                 self.known.add(line.decode("ascii", "replace"))
 
 
-_KEYS = _Keys()
+@lru_cache(maxsize=4)
+def _keys_of(path: Path) -> _Keys:
+    """The keys file at `path` (one cache folder a process, but tests set
+    EPBENCH_CACHE_DIR to others)."""
+    return _Keys(path)
 
 
 def _keys_file() -> Path:
@@ -101,10 +103,10 @@ def _keys_file() -> Path:
 
 def seen(wanted: str) -> bool:
     """Whether the verdict of `key(result)` was remembered."""
-    path = _keys_file()
-    if _KEYS.path != path or wanted not in _KEYS.known:
-        _KEYS.refresh(path)
-    return wanted in _KEYS.known
+    keys = _keys_of(_keys_file())
+    if wanted not in keys.known:
+        keys.refresh()
+    return wanted in keys.known
 
 
 def remember(passed: str) -> None:

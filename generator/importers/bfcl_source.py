@@ -162,9 +162,6 @@ class Source:
                 raise InputError(f"{where} line {n}: nested too deeply") from None
         return out
 
-    def has(self, category: str) -> bool:
-        return f"BFCL_v4_{category}.json" in self._files
-
     def entries(self, category: str) -> list[Entry]:
         """The category's entries, with their ground truth joined by id."""
         rel = f"BFCL_v4_{category}.json"
