@@ -14,7 +14,7 @@ from typing import Any
 
 from epbench.core.errors import InputError
 from epbench.core.journal_file import Journal
-from epbench.core.journal_records import SHARD_LINE, run_line
+from epbench.core.journal_records import SHARD_LINE
 from epbench.runner.plan import Plan
 from epbench.runner.run_folder import JOURNAL_FILE, PLAN_FILE, read_plan_doc, write_json_atomic
 from epbench.runner.serving_run import write_result
@@ -41,7 +41,7 @@ def merge_runs(run_dirs: list[Path], out: Path) -> Path:
     merged.meta = dict(first.meta)
     merged.meta["started_at"] = min(p.meta["started_at"] for p in plans)
     records: list[dict[str, Any]] = [
-        dict(run_line(spec=merged.spec(merged.meta.get("slo") or {}).to_json()))
+        dict(merged.run_line(merged.meta.get("slo") or {}))
     ]
     seen: set[str] = set()
     for d in run_dirs:

@@ -33,6 +33,7 @@ from typing import Any
 
 from epbench.core.conversation_plan import conversation_points
 from epbench.core.errors import InputError
+from epbench.core.journal_records import RunLine, run_line
 from epbench.core.runspec import PointSpec, RunSpec
 from epbench.core.trace_plan import load_trace, project_root, trace_point
 from epbench.core.workload_plan import (
@@ -128,6 +129,10 @@ class Plan:
             burst=self.burst,
             offsets=offsets,
         )
+
+    def run_line(self, slo: dict[str, float] | None = None) -> RunLine:
+        """The journal's run line of this plan: its spec (the run's and `epbench merge`'s)."""
+        return run_line(spec=self.spec(slo).to_json())
 
     @staticmethod
     def from_json(doc: dict[str, Any]) -> Plan:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from epbench.core.journal_records import has_run_line
 from epbench.core.schema import check_schema
-from epbench.runner.agentic.executor import run_agentic
+from epbench.runner.agentic.executor import agentic_run_line, run_agentic
 from epbench.runner.client import ChatResponse
 from epbench.runner.context import RunContext
 from epbench.runner.workload import LoadedWorkload
@@ -176,6 +177,8 @@ def run(
         resume_records=resume or [],
     )
     loaded = LoadedWorkload(path=Path("w.yaml"), doc=doc, sha256="0" * 64, kind=doc["kind"])
+    if not has_run_line(ctx.resume_records):  # as the run lifecycle does (runner/lifecycle.py)
+        journal.append(agentic_run_line(ctx, loaded))
     section = asyncio.run(run_agentic(ctx, loaded))
     envelope = {"kind": "result", "schema_version": 1}
     assert not [

@@ -16,7 +16,7 @@ from epbench.core.agentic_plan import FEATURE, NON_STREAMED, AgenticPlan, plan_a
 from epbench.core.documents import load_document
 from epbench.generator.checks.agentic_plan import check_plan, expected_plan
 from epbench.generator.checks.workload_sha import WorkloadIndex
-from epbench.runner.agentic.executor import run_agentic
+from epbench.runner.agentic.executor import agentic_run_line, run_agentic
 from epbench.runner.context import RunContext
 from epbench.runner.workload import LoadedWorkload
 from tests.test_agentic_executor import CARD, FakeClient, Journal, call_chunks, ok, reply_chunks
@@ -36,6 +36,7 @@ def journal_of(doc: dict[str, Any], trials: int, used: list[dict[str, str]] | No
                      "pricing": CARD}, base_url="http://x/v1", client=client, journal=journal,
                      seed=0, fallbacks_used=list(used or []))
     loaded = LoadedWorkload(path=Path("w.yaml"), doc=doc, sha256="0" * 64, kind=doc["kind"])
+    journal.append(agentic_run_line(ctx, loaded))  # what the run lifecycle journals first
     asyncio.run(run_agentic(ctx, loaded))
     return copy.deepcopy(journal.lines), client
 

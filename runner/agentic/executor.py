@@ -3,9 +3,10 @@
 `run_agentic(ctx, loaded)` is what `epbench run` calls (through `epbench.runner.entry`) for a file
 of kind `agentic-workload`, already read and schema-checked by `epbench.runner.workload`. What runs
 is the workload's plan (epbench.core.agentic_plan: tasks, trials per task, request settings after
-the fallbacks used, limits, each task's tools): the journal's first line is that plan, which
-`epbench validate` rebuilds from the workload file and compares, and from whose tasks and trials
-it recomputes the section. Trials already finished in the journal of a resumed run are read
+the fallbacks used, limits, each task's tools): the journal's first line is that plan
+(`agentic_run_line`, which runner/lifecycle.py writes before the trials), which `epbench validate`
+rebuilds from the workload file and compares, and from whose tasks and trials it recomputes the
+section. Trials already finished in the journal of a resumed run are read
 back, not run again.
 
 With load levels (`load: {concurrency: [...]}`), the levels are played one after another, each
@@ -19,9 +20,9 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from epbench.core.agentic_plan import plan_agentic
+from epbench.core.agentic_plan import AgenticPlan, plan_agentic
 from epbench.core.agentic_summary import summarize, summarize_load
-from epbench.core.journal_records import has_run_line, run_line
+from epbench.core.journal_records import RunLine, run_line
 from epbench.core.trial_record import TrialRecord
 from epbench.runner.agentic.model import Workload, load_workload
 from epbench.runner.agentic.trial import TrialRun
@@ -41,6 +42,17 @@ def finished_trials(records: list[dict[str, Any]]) -> dict[Key, TrialRecord]:
     return out
 
 
+def agentic_plan(ctx: RunContext, loaded: LoadedWorkload) -> AgenticPlan:
+    """What this run sends: the workload's plan, with --quick or not, after the declared
+    fallbacks in `ctx.fallbacks_used`."""
+    return plan_agentic(loaded.doc, bool(ctx.quick), ctx.fallbacks_used)
+
+
+def agentic_run_line(ctx: RunContext, loaded: LoadedWorkload) -> RunLine:
+    """The journal's run line of this run: its plan (runner/lifecycle.py writes it)."""
+    return run_line(agentic=agentic_plan(ctx, loaded).run_line())
+
+
 async def run_agentic(
     ctx: RunContext, loaded: LoadedWorkload, workload: Workload | None = None
 ) -> dict[str, Any]:
@@ -49,13 +61,11 @@ async def run_agentic(
     `workload` is the typed workload (by default, the loaded file's); its requests are sent with
     the plan's settings, after the declared fallbacks in `ctx.fallbacks_used`
     (epbench.runner.agentic.capability)."""
-    plan = plan_agentic(loaded.doc, bool(ctx.quick), ctx.fallbacks_used)
+    plan = agentic_plan(ctx, loaded)
     # Every request is sent with the plan's settings, the ones the run line records.
     workload = dataclasses.replace(workload or load_workload(loaded.doc), settings=plan.settings)
     trials = plan.trials
     done = finished_trials(list(ctx.resume_records or []))
-    if not has_run_line(ctx.resume_records):
-        ctx.journal.append(run_line(agentic=plan.run_line()))
     model = ctx.model
     card = ctx.endpoint.get("pricing")
     # (level, trials per task, agents at once): one level without load levels
