@@ -32,10 +32,10 @@ from typing import Any
 import pandas as pd
 
 from epbench.core.metrics.wilson import wilson
+from epbench.generator import columns
 
-SUITE_COLUMNS = ["suite_workloads", "suite_success_n", "suite_success_rate",
-                 "suite_success_ci_low", "suite_success_ci_high", "suite_decision_ms_p50",
-                 "suite_usd_per_successful_task"]
+# The columns the suite fills (declared in epbench.generator.columns).
+SUITE_COLUMNS = columns.filled_by("agentic", __name__)
 
 
 def _number(value: Any) -> float | None:

@@ -23,14 +23,14 @@ COMPARE_LIMIT = 4
 
 RANKED_COLUMNS = [
     Column("rank", "#", "num"),
-    Column("endpoint_id", "endpoint", "link"),
+    Column("endpoint_id", kind="link"),
+    # the endpoint's best point meeting the reader's target
     Column("system_tps", "throughput at target (tok/s)"),
-    Column("tps_per_user", "per-user speed (tok/s)"),
-    Column("usd_per_mtok_output", "$ per M output tokens",
-           define="point_usd_per_mtok_output"),
-    Column("ttft_ms_p90", "TTFT p90 (ms)"),
-    Column("error_rate", "errors"),
-    Column("date", "date", "text"),
+    Column("tps_per_user"),
+    Column("usd_per_mtok_output"),
+    Column("ttft_ms_p90"),
+    Column("error_rate"),
+    Column("date", kind="text"),
     Column("badges", "provenance", "badges", define="rankable"),
 ]
 
@@ -57,6 +57,6 @@ def page_config(mode: str, root: str, latest: pd.DataFrame) -> dict[str, Any]:
                      "speed": DEFAULT_SPEED, "ttft": DEFAULT_TTFT_MS},
         "compare_limit": COMPARE_LIMIT,
         "methodology": f"{root}methodology/",
-        "columns": [c.to_config() for c in RANKED_COLUMNS],
+        "columns": [c.to_config("points") for c in RANKED_COLUMNS],
         "chart": charts.buyer_chart(),
     }

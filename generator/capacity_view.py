@@ -2,10 +2,10 @@
 levels, its levels as a table, and one chart of success and step decision p90 against
 concurrent agents (epbench.generator.charts.capacity_chart).
 
-Read from the `latest_agentic` view (`load_levels`, `agents_at_slo`, ...: epbench.generator.tables
-LOAD_COLUMNS), so the figures are the result's own, recomputed from its journal when it was
-validated. The chart's data is inlined in the page (`datasets.rows`); site.js embeds it, and on
-the compare page keeps the rows of the endpoints the reader picked.
+Read from the `latest_agentic` view (`load_levels`, `agents_at_slo`, ...: declared in
+epbench.generator.columns), so the figures are the result's own, recomputed from its journal
+when it was validated. The chart's data is inlined in the page (`datasets.rows`); site.js embeds
+it, and on the compare page keeps the rows of the endpoints the reader picked.
 """
 
 from __future__ import annotations

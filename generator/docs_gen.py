@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from epbench.core.documents import DocumentError, load_document
 from epbench.core.paths import yaml_files
-from epbench.generator import formulas
+from epbench.generator import columns, formulas
 from epbench.generator.render import flatten, render
 
 _CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
@@ -319,3 +319,50 @@ def methodology(schemas_folder: Path, tables_doc: Path | None = None) -> str:
         # Trusted: the repository's own documentation, not submitted data.
         tables_markdown=Markup(tables_text),
     )
+
+
+# Table columns (docs/tables.md)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _column_rows(table: str) -> list[tuple[list[str], str, str]]:
+    """(names, unit, meaning) per line of a table's column list: a column also in `runs` is
+    "as in `runs`" there, and neighbours that say the same share a line."""
+    runs = set(map(id, columns.RUNS))
+    lines: list[tuple[list[str], str, str]] = []
+    for spec in columns.TABLE_SPECS[table]:
+        if table != "runs" and id(spec) in runs:
+            unit, meaning = "", columns.AS_RUNS
+        else:
+            unit, meaning = spec.unit, spec.meaning
+            if spec.filled_by:
+                meaning += f" (set by `{spec.filled_by}`)"
+        if lines and lines[-1][1:] == (unit, meaning):
+            lines[-1][0].append(spec.name)
+        else:
+            lines.append(([spec.name], unit, meaning))
+    return lines
+
+
+def tables_reference() -> str:
+    """docs/tables.md: the downloads' layout and dialect, then every table's columns as
+    epbench.generator.columns declares them."""
+    tables = {}
+    for table in columns.TABLE_SPECS:
+        out = [f"## {table} ({columns.TITLES[table]})", "", "| column | unit | meaning |",
+               "| --- | --- | --- |"]
+        out += [f"| {', '.join(names)} | {_cell(unit)} | {_cell(meaning)} |"
+                for names, unit, meaning in _column_rows(table)]
+        tables[table] = Markup("\n".join(out))
+    return render("tables.md.j2", tables=tables)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["tables"]:
+        sys.exit("usage: python -m epbench.generator.docs_gen tables > docs/tables.md")
+    sys.stdout.write(tables_reference())

@@ -21,12 +21,11 @@ from typing import Any
 import pandas as pd
 
 from epbench.core.metrics.quality import REASON, QualityGate, quality_gate, successes_of
+from epbench.generator import columns
 
-AGENTIC_QUALITY_COLUMNS = [
-    "quality", "quality_reference_run", "quality_reference_rate", "quality_reference_low",
-    "quality_reference_high", "quality_p", "quality_below",
-]  # fmt: skip
-RUN_QUALITY_COLUMNS = ["quality", "quality_below", "bfcl"]
+# The columns this gate fills (declared in epbench.generator.columns).
+AGENTIC_QUALITY_COLUMNS = columns.filled_by("agentic", __name__)
+RUN_QUALITY_COLUMNS = columns.filled_by("runs", __name__)
 
 
 def _key(row: Any) -> tuple[Any, Any, Any]:

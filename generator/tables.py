@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from epbench.core.pricing import card_on
 from epbench.core.provenance import self_reported
 from epbench.core.rankable import rankability
 from epbench.core.schema import check_schema, kind_of
-from epbench.generator import agentic_suite, cost, quality
+from epbench.generator import agentic_suite, columns, cost, quality
 from epbench.generator.checks import rejected_points
 from epbench.generator.checks.dates import run_date
 from epbench.generator.checks.workload_sha import WorkloadIndex
@@ -36,77 +37,15 @@ from epbench.generator.prompt_cache import cache_figures
 from epbench.generator.report import Report, status_for
 from epbench.generator.validate import Checked, Reuse, validate_documents
 
-IDENTITY = ["run_id", "endpoint_id", "provider", "model", "api", "division", "hardware", "region",
-            "client_region", "workload_id", "date", "submitter", "disclosure_score", "rankable",
-            "unranked_reasons", "tier", "tier_reason"]
-TARGET_SPEED = 20.0
-"""tokens/s per user: the default target of the buyer pages (a reader's comfortable reading
-speed); a run's `tps_at_target` is its highest system throughput at a point that reaches it."""
-RUN_COLUMNS = [
-    "run_id", "short_id", "submitter", "submitter_relationship", "endpoint_id", "provider",
-    "model", "model_version", "division", "hardware", "engine", "region", "client_region",
-    "workload_id", "workload_version", "workload_kind", "pattern", "date", "started_at",
-    "finished_at", "harness_version", "quick", "disclosure_score", "flags", "rankable",
-    "unranked_reasons",
-    "source_format", "result_path", "journal_path", "page", "points", "max_system_tps",
-    "tps_per_user_at_max_tps",
-    "best_tps_per_user", "ttft_p90_ms_best", "error_rate", "usd_per_mtok_output",
-    "blended_usd_per_mtok", "output_tokens_per_usd", "usd_per_1k_requests",
-    "usd_per_mtok_output_today", "success_rate", "pass_hat_1", "usd_per_successful_task",
-    "decision_ms_p90",
-    # additions beyond the contract
-    "tps_at_target",
-    "cost_usd", "tokens_per_kwh", "blended_usd_per_mtok_today", "disclosure_missing",
-    "usd_per_mtok_output_at_max_tps",
-    *quality.RUN_QUALITY_COLUMNS,
-    "api", "ttfa_p90_ms_best", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
-    "tier", "tier_reason", "confirmation", "confirmed_by",
-    # issue 25: the prompt cache (epbench.generator.prompt_cache)
-    "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached_at_max_tps",
-]
-POINT_COLUMNS = [
-    *IDENTITY, "point", "concurrency", "rate", "phase", "system_tps", "tps_per_user",
-    "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p90", "itl_ms_p90", "e2e_ms_p90",
-    "goodput_rps", "issued", "completed", "failed", "error_rate", "usd_per_mtok_output",
-    "on_pareto",
-    "cost_usd", "usd_per_mtok_output_today",
-    "ttfa_ms_p50", "ttfa_ms_p90", "output_tokens", "reasoning_tokens", "input_tokens",
-    "cache_read_tokens", "cache_write_tokens", "ttft_ms_p90_ci_low", "ttft_ms_p90_ci_high",
-    # issue 25: the prompt cache (epbench.generator.prompt_cache)
-    "cache_hit_rate", "cache_status", "usd_per_mtok_output_uncached",
-]
-_CALLS = ("ok", "invalid_json", "unknown_tool", "schema_mismatch", "missing_id", "duplicate_id",
-          "stream_truncated")
-# Agentic workloads with load levels (epbench.core.metrics.capacity): agents at SLO, per $/hour,
-# the SLO, and per level the figures its chart draws (`load_levels`, a list of dicts)
-LOAD_COLUMNS = ["agents_at_slo", "agents_per_usd_hour", "agents_slo_decision_p90_ms",
-                "load_levels"]
-AGENTIC_COLUMNS = [
-    *IDENTITY, "trials", "tasks", "success_rate", "success_ci_low", "success_ci_high",
-    "pass_hat_1", "pass_hat_k", "decision_ms_p50", "decision_ms_p90", "first_tool_delta_ms_p90",
-    "tool_ms_p90", "overhead_ms_p90", "task_wall_ms_p90",
-    *(f"calls_{c}" for c in _CALLS), "correct_call_rate",
-    *(f"retry_{tag}_{m}" for tag in cost.TAGS for m in ("requests", "tokens", "seconds", "usd")),
-    "usd_per_task", "usd_per_successful_task", "retry_spend_share",
-    "excess_tokens_over_reference",
-    "usd_per_successful_task_today",
-    "model_version", "success_n", "quality_workload", "reference_endpoint", "source_category",
-    *quality.AGENTIC_QUALITY_COLUMNS,
-    "reasoning_tokens", "cache_read_tokens", "cache_write_tokens",
-    *agentic_suite.SUITE_COLUMNS,
-    *LOAD_COLUMNS,
-]
-ENDPOINT_COLUMNS = [
-    "endpoint_id", "provider", "model", "model_version", "division", "region", "hardware",
-    "input_usd_per_mtok", "output_usd_per_mtok", "cached_input_usd_per_mtok", "usd_per_hour",
-    "effective_date", "source_url", "blended_usd_per_mtok",
-    "power_kw", "rate_limit_tier",
-]
-HISTORY_COLUMNS = [
-    "endpoint_id", "provider", "model", "workload_id", "date", "run_id", "division", "rankable",
-    "tier", "tier_reason", "max_system_tps", "ttft_p90_ms_best", "usd_per_mtok_output",
-    "success_rate",
-]
+IDENTITY = [spec.name for spec in columns.IDENTITY]
+TARGET_SPEED = columns.TARGET_SPEED
+# The tables' columns in order: declared, with how each value is taken, in
+# epbench.generator.columns.
+RUN_COLUMNS = columns.names("runs")
+POINT_COLUMNS = columns.names("points")
+AGENTIC_COLUMNS = columns.names("agentic")
+ENDPOINT_COLUMNS = columns.names("endpoints")
+HISTORY_COLUMNS = columns.names("history")
 TABLE_NAMES = ("runs", "points", "agentic", "endpoints", "history")
 TABLE_COLUMNS = {"runs": RUN_COLUMNS, "points": POINT_COLUMNS, "agentic": AGENTIC_COLUMNS}
 """The tables made from results' rows, with their columns in row order."""
@@ -126,38 +65,7 @@ class Tables:
     """`result_path` -> sha256 of the file, for the files an incremental build knows."""
 
 
-def _hardware(endpoint: dict[str, Any]) -> str | None:
-    hw = endpoint.get("hardware") or {}
-    accelerator = hw.get("accelerator")
-    if not accelerator:
-        return None
-    count = hw.get("count")
-    return f"{count}x {accelerator}" if count and count > 1 else str(accelerator)
-
-
-def _model_version(endpoint: dict[str, Any]) -> str | None:
-    model = endpoint.get("model") or {}
-    return model.get("version") or model.get("snapshot_date")
-
-
-def _p(dist: dict[str, Any] | None, key: str) -> float | None:
-    return None if not dist else dist.get(key)
-
-
-def _ci(dist: dict[str, Any] | None, side: int) -> float | None:
-    """One end of a distribution's p90 bootstrap interval (None when it carries none)."""
-    interval = ((dist or {}).get("ci95") or {}).get("p90")
-    return interval[side] if isinstance(interval, list) and len(interval) == 2 else None
-
-
 _TODAY: dict[tuple[str, str, int], cost.Card | None] = {}
-
-
-def _token_sum(points: list[dict[str, Any]], key: str) -> int | None:
-    """A token figure summed over points, or None when no point reports it (older results,
-    APIs that do not report it): absent is not zero."""
-    values = [p["tokens"][key] for p in points if isinstance(p["tokens"].get(key), int)]
-    return sum(values) if values else None
 
 
 def _card_today(project: Path, endpoint_id: str, build: int) -> cost.Card | None:
@@ -255,196 +163,97 @@ class _Builder:
         today = self.card_today(endpoint["id"]) if card is not None else None
         dropped = rejected_points(item.findings)
         kept = [p for i, p in enumerate(doc["points"]) if i not in dropped]
-        flags = sorted({f.check for f in item.findings if f.severity in ("flag", "reject-point")})
-        day = run_date(doc)
-        score = disclosure(doc)
         workload = doc["workload"]
         tier = item.provenance or self_reported("no attestation checked")
         reasons = rankability(doc, ranking_limits(self.project, workload["kind"], workload["id"]),
                               tier)
-        identity = {
-            "run_id": doc["run_id"],
-            "endpoint_id": endpoint["id"],
-            "provider": endpoint["provider"],
-            "model": endpoint["model"]["name"],
-            "api": endpoint.get("api", "openai-chat"),
-            "division": endpoint["division"],
-            "hardware": _hardware(endpoint),
-            "region": endpoint["region"],
-            "client_region": doc["client"].get("region"),
-            "workload_id": doc["workload"]["id"],
-            "date": day.isoformat() if day else None,
-            "submitter": (doc.get("submitter") or {}).get("name"),
-            "disclosure_score": score.score,
-            "rankable": not reasons,
-            "unranked_reasons": [reason.text for reason in reasons],
-            "tier": tier.tier,
-            "tier_reason": tier.reason,
-        }
-        run = {
-            **identity,
-            "short_id": doc["run_id"][:8],
-            "submitter_relationship": (doc.get("submitter") or {}).get("relationship"),
-            "model_version": _model_version(endpoint),
-            "engine": (endpoint.get("hardware") or {}).get("engine"),
-            "workload_version": doc["workload"]["version"],
-            "workload_kind": doc["workload"]["kind"],
-            "pattern": doc["workload"].get("pattern"),
-            "started_at": doc["started_at"],
-            "finished_at": doc["finished_at"],
-            "harness_version": doc["harness"]["version"],
-            "quick": bool(doc["settings"].get("quick")),
-            "flags": flags,
-            "source_format": (doc.get("source") or {}).get("format", "epbench"),
-            "result_path": self.result_path(item.path),
-            "journal_path": self.journal_path(item.path, doc),
-            "page": f"runs/{doc['run_id']}/",
-            "points": len(kept),
-            "disclosure_missing": score.missing,
-            "blended_usd_per_mtok": cost.blended_usd_per_mtok(card) if card else None,
-            "blended_usd_per_mtok_today": cost.blended_usd_per_mtok(today) if today else None,
-        }
+        result = columns.Result(
+            doc=doc, endpoint=endpoint, card=card, today=today, kept=kept,
+            flags=sorted({f.check for f in item.findings
+                          if f.severity in ("flag", "reject-point")}),
+            day=run_date(doc), score=disclosure(doc), tier=tier, reasons=reasons,
+            result_path=self.result_path(item.path),
+            journal_path=self.journal_path(item.path, doc), sweep=_NO_SWEEP)
+        identity = {name: get(result) for name, get in _IDENTITY}
+        section = None
         if kept:
-            self._serving(run, identity, kept, card, today, doc)
+            self._serving(result)
         if "agentic" in doc:
-            self._agentic(run, identity, doc, card, today)
+            section = self._section(result)
+        run = {**identity, **{name: get(result) for name, get in _RUN_PARTS[columns.RESULT]}}
+        if kept:
+            run.update({name: get(result) for name, get in _RUN_PARTS[columns.SERVING]})
+        if section is not None:
+            run.update({name: get(result) for name, get in _RUN_PARTS[columns.SECTION]})
+            row = {**identity, **{name: get(section) for name, get in _AGENTIC_OWN}}
+            self.agentic.append(row)
+        if kept:
+            self._points(result, identity)
         self.runs.append(run)
 
-    def _serving(self, run: dict[str, Any], identity: dict[str, Any], kept: list[dict[str, Any]],
-                 card: cost.Card | None, today: cost.Card | None, doc: dict[str, Any]) -> None:
-        top = max(range(len(kept)), key=lambda i: kept[i]["system_tps"])
-        best = kept[top]
-        users = [p["tps_per_user"] for p in kept if p.get("tps_per_user") is not None]
-        ttfts = [p["ttft_ms"]["p90"] for p in kept if p["ttft_ms"].get("p90") is not None]
-        ttfas = [_p(p.get("ttfa_ms"), "p90") for p in kept]
-        answer_firsts = [v for v in ttfas if v is not None]
-        issued = sum(p["requests"]["issued"] for p in kept)
-        failed = sum(p["requests"]["failed"] for p in kept)
-        at_run, each = cost.serving_costs(card, kept) if card else (_NO_COST, None)
-        at_today, each_today = cost.serving_costs(today, kept) if today else (None, None)
-        uncached = [_uncached(card, p) for p in kept]
-        run["cache_hit_rate"], run["cache_status"] = cache_figures(kept)
-        run["usd_per_mtok_output_uncached_at_max_tps"] = uncached[top]
-        run.update(
-            max_system_tps=best["system_tps"],
-            tps_per_user_at_max_tps=best.get("tps_per_user"),
-            tps_at_target=max((p["system_tps"] for p in kept
-                               if (p.get("tps_per_user") or 0) >= TARGET_SPEED), default=None),
-            best_tps_per_user=max(users) if users else None,
-            ttft_p90_ms_best=min(ttfts) if ttfts else None,
-            ttfa_p90_ms_best=min(answer_firsts) if answer_firsts else None,
-            reasoning_tokens=_token_sum(kept, "reasoning"),
-            cache_read_tokens=_token_sum(kept, "cached_input"),
-            cache_write_tokens=_token_sum(kept, "cache_write"),
-            error_rate=failed / issued if issued else None,
-            cost_usd=at_run.cost_usd,
-            usd_per_mtok_output=at_run.usd_per_mtok_output,
-            # the point the board's row stands for: the same figure as that point's row
-            usd_per_mtok_output_at_max_tps=each[top].usd_per_mtok_output if each else None,
+    def _serving(self, r: columns.Result) -> None:
+        """The figures of the serving sweep that several columns share."""
+        kept, card, today = r.kept, r.card, r.today
+        r.top = max(range(len(kept)), key=lambda i: kept[i]["system_tps"])
+        at_run, r.each = cost.serving_costs(card, kept) if card else (_NO_COST, None)
+        at_today, r.each_today = cost.serving_costs(today, kept) if today else (None, None)
+        r.uncached = [_uncached(card, p) for p in kept]
+        r.cache = cache_figures(kept)
+        r.sweep = columns.Sweep(
+            cost_usd=at_run.cost_usd, usd_per_mtok_output=at_run.usd_per_mtok_output,
             output_tokens_per_usd=at_run.output_tokens_per_usd,
             usd_per_1k_requests=at_run.usd_per_1k_requests,
             tokens_per_kwh=at_run.tokens_per_kwh,
-            usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None,
-        )
-        on_front = {row["point"] for row in frontier(kept)}
-        for i, p in enumerate(kept):
-            one = each[i] if each is not None else _NO_COST
-            one_today = each_today[i] if each_today is not None else None
-            req = p["requests"]
-            self.points.append({
-                **identity,
-                "point": p["id"],
-                "concurrency": p.get("concurrency"),
-                "rate": p.get("rate"),
-                "phase": p.get("phase"),
-                "system_tps": p["system_tps"],
-                "tps_per_user": p.get("tps_per_user"),
-                "ttft_ms_p50": _p(p["ttft_ms"], "p50"),
-                "ttft_ms_p90": _p(p["ttft_ms"], "p90"),
-                "ttft_ms_p99": _p(p["ttft_ms"], "p99"),
-                "ttft_ms_p90_ci_low": _ci(p["ttft_ms"], 0),
-                "ttft_ms_p90_ci_high": _ci(p["ttft_ms"], 1),
-                "tpot_ms_p90": _p(p["tpot_ms"], "p90"),
-                "itl_ms_p90": _p(p["itl_ms"], "p90"),
-                "e2e_ms_p90": _p(p["e2e_ms"], "p90"),
-                "goodput_rps": p["goodput_rps"],
-                "issued": req["issued"],
-                "completed": req["completed"],
-                "failed": req["failed"],
-                "error_rate": req["failed"] / req["issued"] if req["issued"] else None,
-                "usd_per_mtok_output": one.usd_per_mtok_output,
-                "on_pareto": p["id"] in on_front,
-                "cost_usd": one.cost_usd,
-                "usd_per_mtok_output_today": one_today.usd_per_mtok_output if one_today else None,
-                "ttfa_ms_p50": _p(p.get("ttfa_ms"), "p50"),
-                "ttfa_ms_p90": _p(p.get("ttfa_ms"), "p90"),
-                "output_tokens": p["tokens"]["output"],
-                "reasoning_tokens": p["tokens"].get("reasoning"),
-                "input_tokens": p["tokens"]["input"],
-                "cache_read_tokens": p["tokens"].get("cached_input"),
-                "cache_write_tokens": p["tokens"].get("cache_write"),
-                **dict(zip(("cache_hit_rate", "cache_status"), cache_figures([p]), strict=True)),
-                "usd_per_mtok_output_uncached": uncached[i],
-            })
+            usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None)
 
-    def _agentic(self, run: dict[str, Any], identity: dict[str, Any], doc: dict[str, Any],
-                 card: cost.Card | None, today: cost.Card | None) -> None:
+    def _points(self, r: columns.Result, identity: dict[str, Any]) -> None:
+        kept = r.kept
+        each_today = r.each_today
+        on_front = {row["point"] for row in frontier(kept)}
+        uncached = r.uncached or []
+        for i, p in enumerate(kept):
+            source = columns.Point(
+                p=p, one=r.each[i] if r.each is not None else _NO_COST,
+                one_today=each_today[i] if each_today is not None else None,
+                uncached=uncached[i], on_pareto=p["id"] in on_front, cache=cache_figures([p]))
+            self.points.append({**identity,
+                                **{name: get(source) for name, get in _POINT_OWN}})
+
+    def _section(self, r: columns.Result) -> columns.Section:
+        """The agentic section's spend; a run without a kept point takes its cost figures."""
+        doc, card, today = r.doc, r.card, r.today
         block = doc["agentic"]
         spend = cost.agentic_cost(card, doc) if card else _NO_SPEND
         spend_today = cost.agentic_cost(today, doc, pinned=False) if today else None
-        tokens = block.get("tokens") or {}
-        output = int(tokens.get("output", 0))
-        requests = sum(int(block["retry_cost"][t]["requests"]) for t in cost.TAGS)
-        run.update(
-            success_rate=block["success_rate"]["value"],
-            pass_hat_1=block["pass_hat_k"].get("1"),
-            usd_per_successful_task=spend.usd_per_successful_task,
-            decision_ms_p90=_p(block["decision_ms"], "p90"),
-        )
-        if not run.get("points"):
+        r.spend = spend
+        if not r.kept:
+            output = int((block.get("tokens") or {}).get("output", 0))
+            requests = sum(int(block["retry_cost"][t]["requests"]) for t in cost.TAGS)
             today_total = spend_today.total_usd if spend_today else None
-            run.update(
+            r.sweep = columns.Sweep(
                 cost_usd=spend.total_usd,
                 usd_per_mtok_output=cost.usd_per_mtok_output(spend.total_usd, output),
                 output_tokens_per_usd=cost.output_tokens_per_usd(spend.total_usd, output),
                 usd_per_1k_requests=cost.usd_per_1k_requests(spend.total_usd, requests),
-                usd_per_mtok_output_today=cost.usd_per_mtok_output(today_total, output),
-            )
-        row: dict[str, Any] = {
-            **identity,
-            "trials": block["trials"],
-            "tasks": len(block["tasks"]),
-            **section_figures(block),
-            "pass_hat_k": dict(block["pass_hat_k"]),
-            "first_tool_delta_ms_p90": _p(block["first_tool_delta_ms"], "p90"),
-            "overhead_ms_p90": _p(block["overhead_ms"], "p90"),
-            "correct_call_rate": block.get("correct_call_rate"),
-            "usd_per_task": spend.usd_per_task,
-            "usd_per_successful_task": spend.usd_per_successful_task,
-            "retry_spend_share": spend.retry_spend_share,
-            "excess_tokens_over_reference": block.get("excess_tokens_over_reference"),
-            "reasoning_tokens": tokens.get("reasoning"),
-            "cache_read_tokens": tokens.get("cached_input"),
-            "cache_write_tokens": tokens.get("cache_write"),
-            "usd_per_successful_task_today": (
-                spend_today.usd_per_successful_task if spend_today else None
-            ),
-            "model_version": run.get("model_version"),
-            "success_n": block["success_rate"]["n"],
-            "quality_workload": bool(doc["workload"].get("quality")),
-            "reference_endpoint": bool(doc["endpoint"]["model"].get("reference")),
-            "source_category": (doc["workload"].get("source") or {}).get("category"),
-        }
-        row.update(load_row(block))
-        for name in _CALLS:
-            row[f"calls_{name}"] = block["calls"][name]
-        for tag in cost.TAGS:
-            entry = block["retry_cost"][tag]
-            row[f"retry_{tag}_requests"] = entry["requests"]
-            row[f"retry_{tag}_tokens"] = entry["tokens"]
-            row[f"retry_{tag}_seconds"] = entry["seconds"]
-            row[f"retry_{tag}_usd"] = spend.usd_by_tag.get(tag)
-        self.agentic.append(row)
+                usd_per_mtok_output_today=cost.usd_per_mtok_output(today_total, output))
+        return columns.Section(block=block, doc=doc, spend=spend, spend_today=spend_today,
+                               model_version=columns.model_version_of(r.endpoint))
+
+
+def _getters(specs: tuple[columns.Spec, ...], part: str | None = None,
+             skip: tuple[columns.Spec, ...] = ()) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """(name, get) of the columns a row takes with their `get` (not the ones a later step
+    fills)."""
+    return tuple((s.name, s.get) for s in specs if s.get is not None and s not in skip
+                 and (part is None or s.part == part))
+
+
+_IDENTITY = _getters(columns.IDENTITY)
+_RUN_PARTS = {part: _getters(columns.RUNS, part, skip=columns.IDENTITY)
+              for part in (columns.RESULT, columns.SERVING, columns.SECTION)}
+_POINT_OWN = _getters(columns.POINTS, skip=columns.IDENTITY)
+_AGENTIC_OWN = _getters(columns.AGENTIC_ROWS, skip=columns.IDENTITY)
+_ENDPOINT = _getters(columns.ENDPOINTS)
 
 
 def _uncached(card: cost.Card | None, point: dict[str, Any]) -> float | None:
@@ -455,49 +264,12 @@ def _uncached(card: cost.Card | None, point: dict[str, Any]) -> float | None:
                                     cost.billed_output_tokens(card, point))
 
 
-def section_figures(section: dict[str, Any]) -> dict[str, Any]:
-    """The figures an agentic row and a load level's row both take from an agentic section:
-    success with its interval, pass^1, decision p50/p90, tool and task-wall p90."""
-    rate = section["success_rate"]
-    return {
-        "success_rate": rate["value"],
-        "success_ci_low": rate["ci95"][0],
-        "success_ci_high": rate["ci95"][1],
-        "pass_hat_1": section["pass_hat_k"].get("1"),
-        "decision_ms_p50": _p(section["decision_ms"], "p50"),
-        "decision_ms_p90": _p(section["decision_ms"], "p90"),
-        "tool_ms_p90": _p(section["tool_ms"], "p90"),
-        "task_wall_ms_p90": _p(section["task_wall_ms"], "p90"),
-    }
-
-
-def load_row(block: dict[str, Any]) -> dict[str, Any]:
-    """The LOAD_COLUMNS of an agentic section (all None without load levels)."""
-    cap = block.get("capacity")
-    if not cap:
-        return dict.fromkeys(LOAD_COLUMNS)
-    gate = {row["concurrency"]: row for row in cap["levels"]}
-    levels = []
-    for level in block["levels"]:
-        section, agents = level["summary"], level["concurrency"]
-        levels.append({
-            "agents": agents, **section_figures(section),
-            "trials": section["success_rate"]["n"],
-            "decision_ms_p99": _p(section["decision_ms"], "p99"),
-            "harness_lag_ms_p90": _p(level["harness_lag_ms"], "p90"),
-            "tokens_per_successful_task": level["tokens_per_successful_task"],
-            "retry_tokens_per_successful_task": level["retry_tokens_per_successful_task"],
-            "usd_per_successful_task": section["usd_per_successful_task"],
-            "errors": sum(level["request_errors"].values()),
-            "at_slo": bool(gate.get(agents, {}).get("at_slo")),
-        })
-    return {"agents_at_slo": cap["agents_at_slo"],
-            "agents_per_usd_hour": cap["agents_per_usd_hour"],
-            "agents_slo_decision_p90_ms": cap["decision_p90_slo_ms"], "load_levels": levels}
+section_figures = columns.section_figures
 
 
 _NO_COST = cost.RunCost(None, 0, 0, 0.0, None, None, None, None, None)
 _NO_SPEND = cost.AgenticCost(None, {}, None, None, None)
+_NO_SWEEP = columns.Sweep()
 
 
 def _result_path_slow(path: Path, results_dir: Path) -> str:
@@ -530,24 +302,7 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
         if kind_of(doc) != "endpoint" or check_schema(doc, "endpoint", str(path)):
             continue
         card = card_on(doc["pricing"]) or {}
-        rows.append({
-            "endpoint_id": doc["id"],
-            "provider": doc["provider"],
-            "model": doc["model"]["name"],
-            "model_version": _model_version(doc),
-            "division": doc["division"],
-            "region": doc["region"],
-            "hardware": _hardware(doc),
-            "input_usd_per_mtok": card.get("input_usd_per_mtok"),
-            "output_usd_per_mtok": card.get("output_usd_per_mtok"),
-            "cached_input_usd_per_mtok": card.get("cached_input_usd_per_mtok"),
-            "usd_per_hour": card.get("usd_per_hour"),
-            "effective_date": card.get("effective_date"),
-            "source_url": card.get("source_url"),
-            "blended_usd_per_mtok": cost.blended_usd_per_mtok(card),
-            "power_kw": card.get("power_kw"),
-            "rate_limit_tier": (doc.get("rate_limits") or {}).get("tier"),
-        })
+        rows.append({name: get((doc, card)) for name, get in _ENDPOINT})
     return rows
 
 
