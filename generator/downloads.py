@@ -33,7 +33,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -41,6 +41,9 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    from epbench.generator.tables import Tables
 
 FORMAT = 2
 """The download format, `format` in `data/index.json`: 2 since polars writes the files (the
@@ -72,7 +75,7 @@ def part_of(day: Any) -> str:
     return str(day) if isinstance(day, str) and day else UNDATED
 
 
-def parts(tables: Any) -> dict[str, list[str]]:
+def parts(tables: Tables) -> dict[str, list[str]]:
     """Table -> its part names, oldest first (what the index and the pages list)."""
     out: dict[str, list[str]] = {}
     for name in DATED:
@@ -220,7 +223,7 @@ def part_keys(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     return {str(k): np.asarray(v) for k, v in keys.groupby(keys, sort=False).indices.items()}
 
 
-def day_digests(tables: Any, context: str) -> dict[str, str] | None:
+def day_digests(tables: Tables, context: str) -> dict[str, str] | None:
     """Part name -> what the rows of that day are made from: each run's id, result path and
     file sha256 with its columns computed across files (and the agentic quality columns of
     the day), under the build context. None when a file's sha256 is unknown."""
@@ -284,7 +287,7 @@ class _Manifest:
         tmp.replace(self.path)
 
 
-def write_tables(tables: Any, out_dir: Path, cache_dir: Path | None = None,
+def write_tables(tables: Tables, out_dir: Path, cache_dir: Path | None = None,
                  context: str = "", days: dict[str, str] | None = None) -> list[Path]:
     """Write every table into `out_dir` (the layout of the module docstring) and the index;
     with `cache_dir`, parts whose digest did not change since the last build into the same

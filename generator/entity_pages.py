@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,6 +25,9 @@ from epbench.generator.capacity_view import capacity_context
 from epbench.generator.plain_json import records
 from epbench.generator.render import render
 from epbench.generator.trace_page import trace_view
+
+if TYPE_CHECKING:
+    from epbench.generator.tables import Tables
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ROOT = "../../"
@@ -62,7 +65,7 @@ def _price_history(runs: pd.DataFrame) -> list[dict[str, Any]]:
     return records(rows[~same.to_numpy()])
 
 
-def endpoint_page(endpoint_id: str, tables: Any, latest: dict[str, pd.DataFrame],
+def endpoint_page(endpoint_id: str, tables: Tables, latest: dict[str, pd.DataFrame],
                   workload_pages: frozenset[str] = frozenset()) -> str:
     """One endpoint's page (Markdown with raw HTML)."""
     runs = tables.runs[tables.runs["endpoint_id"] == endpoint_id]
@@ -90,7 +93,7 @@ def endpoint_page(endpoint_id: str, tables: Any, latest: dict[str, pd.DataFrame]
     )
 
 
-def workload_page(doc: docs_gen.WorkloadDoc, tables: Any, latest: pd.DataFrame,
+def workload_page(doc: docs_gen.WorkloadDoc, tables: Tables, latest: pd.DataFrame,
                   trace: dict[str, Any] | None = None) -> str:
     """One workload's page: its definition and its own leaderboard (a trace workload: its
     trace's source and charts, epbench.generator.trace_page)."""
@@ -120,7 +123,7 @@ def _trace_of(workloads_root: Path, doc: docs_gen.WorkloadDoc) -> dict[str, Any]
     return trace_view(data, path) if isinstance(data, dict) else None
 
 
-def write_entity_pages(docs: Path, tables: Any, latest: dict[str, pd.DataFrame],
+def write_entity_pages(docs: Path, tables: Tables, latest: dict[str, pd.DataFrame],
                        workloads_root: Path) -> frozenset[str]:
     """Write every endpoint and workload page under `docs`; the workload ids that got one."""
     done: set[str] = set()

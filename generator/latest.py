@@ -9,11 +9,14 @@ for unranked results). Older runs stay in the history views and the downloads.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from epbench.generator.history_views import daily_history
+
+if TYPE_CHECKING:
+    from epbench.generator.tables import Tables
 
 KEY = ["endpoint_id", "workload_id", "client_region"]
 # What the runs table adds to a point or agentic row: provenance for the badges.
@@ -68,7 +71,7 @@ def _joined(rows: pd.DataFrame, latest: pd.DataFrame, columns: list[str]) -> pd.
     return picked[[c for c in columns if c in picked.columns]]
 
 
-def board_views(tables: Any) -> dict[str, pd.DataFrame]:
+def board_views(tables: Tables) -> dict[str, pd.DataFrame]:
     """What each board reads, by view name: the newest result per endpoint x workload x client
     region for the serving, agentic and cost boards (and their charts), every result for the
     History board, and the two latest views of the home and compare pages."""
@@ -84,7 +87,7 @@ def board_views(tables: Any) -> dict[str, pd.DataFrame]:
     return views
 
 
-def latest_views(tables: Any, latest: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+def latest_views(tables: Tables, latest: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """The two latest-result views, by file name."""
     latest = latest_runs(tables.runs) if latest is None else latest
     if latest.empty:

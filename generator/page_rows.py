@@ -14,13 +14,16 @@ once over the whole table, so a slice's rows and digests are the ones the whole 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from epbench.generator.build import hashed_by_repr, page_digests
 from epbench.generator.plain_json import columns_to_walk, records
 from epbench.generator.render import ROW_COLUMNS, frontier_by_run
+
+if TYPE_CHECKING:
+    from epbench.generator.tables import Tables
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class FrameRows:
     by_repr: set[str]
 
     @classmethod
-    def of(cls, tables: Any, shas: dict[str, str] | None, context: str) -> FrameRows:
+    def of(cls, tables: Tables, shas: dict[str, str] | None, context: str) -> FrameRows:
         runs = tables.runs
         points = tables.points[["run_id", "point", "on_pareto"]]  # all the frontier reads
         on = points["on_pareto"].fillna(False).astype(bool).to_numpy()

@@ -4,7 +4,7 @@ docs folder, and the navigation whose top level is the header tabs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from markupsafe import Markup
@@ -19,6 +19,9 @@ from epbench.generator.latest import latest_views
 from epbench.generator.plain_json import records
 from epbench.generator.render import render
 from epbench.generator.run_pages import SHELL_DIR, shell_page
+
+if TYPE_CHECKING:
+    from epbench.generator.tables import Tables
 
 GUIDES = [
     ("How to submit", "guides/submit.md"),
@@ -36,10 +39,14 @@ def _write(path: Path, text: str) -> None:
 
 
 
-def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
-    """Render every generated page into `docs`; return the mkdocs navigation."""
-    _write(docs / "index.md", render("home.md.j2", **home_context(tables)))
-    _write(docs / "compare.md", render("compare.md.j2", **compare_context(tables)))
+def write_pages(docs: Path, tables: Tables, project: Path,
+                views: dict[str, pd.DataFrame] | None = None) -> list[Any]:
+    """Render every generated page into `docs`; return the mkdocs navigation. `views` holds
+    the latest-result views (`epbench.generator.latest.latest_views`, or `board_views`, which
+    includes them) when the build has made them already; None: made here, once."""
+    views = latest_views(tables) if views is None else views
+    _write(docs / "index.md", render("home.md.j2", **home_context(tables, views["latest"])))
+    _write(docs / "compare.md", render("compare.md.j2", **compare_context(views)))
     dated = download_parts(tables)
     suite = agentic_suite.pools(tables.agentic)
     for name, spec in BOARDS.items():
@@ -74,7 +81,7 @@ def write_pages(docs: Path, tables: Any, project: Path) -> list[Any]:
         )
         _write(docs / f"{name}.md", page)
     workloads_root = data_dir("workloads", project)
-    with_pages = write_entity_pages(docs, tables, latest_views(tables), workloads_root)
+    with_pages = write_entity_pages(docs, tables, views, workloads_root)
     _write(docs / "workloads.md", docs_gen.workloads_catalogue(workloads_root, with_pages))
     tables_doc = project / "docs" / "tables.md"
     _write(docs / "methodology.md", docs_gen.methodology(schemas_dir(), tables_doc))
@@ -128,11 +135,11 @@ def _gate(run: dict[str, Any]) -> str:
     return "unranked"
 
 
-def home_context(tables: Any) -> dict[str, Any]:
+def home_context(tables: Tables, latest: pd.DataFrame | None = None) -> dict[str, Any]:
     """The home page: the buyer's ranked table (configured here, drawn by buyer.js), the
-    newest results and the counts."""
+    newest results and the counts. `latest`: the "latest" view, if made already."""
     runs: pd.DataFrame = tables.runs
-    latest = latest_views(tables)["latest"]
+    latest = latest_views(tables)["latest"] if latest is None else latest
     newest = [{**r, "gate": _gate(r)} for r in records(
         runs.sort_values(["date", "run_id"], ascending=[False, True]).head(NEWEST_POOL))] \
         if not runs.empty else []
@@ -151,9 +158,8 @@ def home_context(tables: Any) -> dict[str, Any]:
             "newest_shown": NEWEST_SHOWN, "counts": counts, "suite": suite}
 
 
-def compare_context(tables: Any) -> dict[str, Any]:
-    """The compare page's configuration."""
-    views = latest_views(tables)
+def compare_context(views: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """The compare page's configuration, from the latest-result views."""
     return {"picker": buyer.page_config("compare", "../", views["latest"]),
             "limit": buyer.COMPARE_LIMIT, "root": "../",
             "capacity": capacity_context(views["latest_agentic"])}

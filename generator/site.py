@@ -21,11 +21,13 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from epbench.core.errors import InputError
@@ -48,7 +50,8 @@ from epbench.generator.page_rows import FrameRows, RowList, page_columns
 from epbench.generator.pages import write_pages
 from epbench.generator.plain_json import records, view_table
 from epbench.generator.render import frontier_by_run
-from epbench.generator.run_pages import SHELL_DIR, ResultPages, take_shell
+from epbench.generator.run_pages import SHELL_DIR, PageRows, ResultPages, Shell, take_shell
+from epbench.generator.tables import Tables
 from epbench.generator.vendor import vendor_vega
 
 log = logging.getLogger(__name__)
@@ -72,7 +75,7 @@ def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
                                   write=write_tables, cache_dir=cache_dir)
 
 
-def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
+def build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, project: Path,
                            base_url: str,
                            write: Callable[..., list[Path]] | None = None,
                            cache_dir: Path | None = None) -> Path:
@@ -84,51 +87,84 @@ def build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, projec
     with collector_paused():
         site = _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
                                        cache_dir)
-    wait_saved()  # the build cache's writer (generator/build/cache_writer.py) is done too
+    if cache_dir is not None:
+        wait_saved()  # the build cache's writer (generator/build/cache_writer.py) is done too
     return site
 
 
-def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, project: Path,
+@dataclass
+class _Kept:
+    """What an incremental build keeps of the result pages an earlier one made: the rows of
+    the results whose day changed with their page digests, the run ids of the settled days
+    and of every page that stands."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    digests: list[str | None] = field(default_factory=list)
+    settled: set[str] = field(default_factory=set)
+    standing: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _PageCache:
+    """The build cache's part in a site build: the page manifest of this output folder, the
+    code and data context, each result file's sha256 and each day's digest."""
+
+    manifest: PageManifest
+    context: str
+    shas: dict[str, str]
+    days: dict[str, str] | None = None
+
+    @classmethod
+    def open(cls, cache_dir: Path, out_dir: Path, project: Path,
+             tables: Tables) -> _PageCache:
+        return cls(PageManifest.load(cache_dir, out_dir), context_digest(project),
+                   tables.sources)
+
+    def keeps_pages(self, out_dir: Path) -> bool:
+        return bool(self.manifest.pages) and (out_dir / "runs").is_dir()
+
+    def save(self, shell: Shell, made: Iterable[tuple[str, str | None]], kept: _Kept) -> None:
+        pages = {run_id: self.manifest.pages[run_id] for run_id in kept.settled}
+        pages.update((run_id, d) for run_id, d in made if d is not None)
+        self.manifest.save(shell_digest(shell), pages, self.days)
+
+
+def _build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, project: Path,
                             base_url: str, write: Callable[..., list[Path]] | None,
                             cache_dir: Path | None) -> Path:
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = site_sources_dir()
-    manifest = PageManifest.load(cache_dir, out_dir)
-    context = context_digest(project) if cache_dir is not None else ""
-    sha_of = getattr(tables, "sources", {}) or {}
+    cache = (_PageCache.open(cache_dir, out_dir, project, tables) if cache_dir is not None
+             else None)
+    run_ids = tables.runs["run_id"].astype(str).tolist()
     with tempfile.TemporaryDirectory(prefix="epbench-site-") as tmp, \
             tempfile.TemporaryDirectory(prefix=".epbench-site-", dir=out_dir.parent) as built:
         with _timed("start result-page workers"):
-            run_ids = tables.runs["run_id"].astype(str).tolist()
-            if cache_dir is None or not manifest.pages:
+            if cache is None or not cache.manifest.pages:
                 # nothing this build's cache recorded: what is in out_dir is not ours to keep
                 for name in _KEPT:
                     shutil.rmtree(out_dir / name, ignore_errors=True)
             fresh = not (out_dir / "runs").exists() and not (out_dir / "results").exists()
-            full = not manifest.pages or not (out_dir / "runs").is_dir()
-            if full:
-                # nothing can stand: the workers make the rows and digests of their slices
-                rows: list[dict[str, Any]] = []
-                digests: list[str | None] = []
-                settled: set[str] = set()
-                standing: set[str] = set()
-                pages = ResultPages(
-                    FrameRows.of(tables, sha_of if cache_dir is not None else None, context),
-                    results_dir, out_dir, Path(tmp) / "shell")
+            incremental = cache is not None and cache.keeps_pages(out_dir)
+            kept = _Kept()
+            if cache is not None and incremental:
+                cache.days = day_digests(tables, cache.context)
+                kept = _still_standing(tables, cache, run_ids, out_dir)
+                todo = [(r, d) for r, d in zip(kept.rows, kept.digests, strict=True)
+                        if str(r["run_id"]) not in kept.standing]
+                rows: PageRows = RowList([r for r, _ in todo], [d for _, d in todo])
             else:
-                days = day_digests(tables, context) if cache_dir is not None else None
-                rows, digests, settled, standing = _still_standing(
-                    tables, manifest, run_ids, days, sha_of if cache_dir is not None else None,
-                    context, out_dir)
-                todo = [(r, d) for r, d in zip(rows, digests, strict=True)
-                        if str(r["run_id"]) not in standing]
-                pages = ResultPages(RowList([r for r, _ in todo], [d for _, d in todo]),
-                                    results_dir, out_dir, Path(tmp) / "shell")
-        if full:
+                # nothing can stand: the workers make the rows and digests of their slices
+                rows = FrameRows.of(tables, cache.shas if cache is not None else None,
+                                    cache.context if cache is not None else "")
+            pages = ResultPages(rows, results_dir, out_dir, Path(tmp) / "shell")
+        if cache is not None and not incremental:
             with _timed("day digests (while the result-page workers run)"):
-                days = day_digests(tables, context) if cache_dir is not None else None
+                cache.days = day_digests(tables, cache.context)
         try:
+            with _timed("latest and board views"):
+                views = board_views(tables)
             docs = Path(tmp) / "docs"
             with _timed("pages and vendored Vega"):
                 if (sources / "docs").is_dir():
@@ -136,7 +172,7 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                 docs.mkdir(parents=True, exist_ok=True)
                 shutil.copytree(sources / "assets", docs / "assets", dirs_exist_ok=True)
                 vendor_vega(docs / "assets" / "vendor")
-                nav = write_pages(docs, tables, project)
+                nav = write_pages(docs, tables, project, views)
                 config = _write_config(Path(tmp), docs, Path(built), base_url, nav, sources)
             with _timed("mkdocs build --strict"):
                 _run_mkdocs(config)
@@ -148,25 +184,18 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
             data = out_dir / "data"
             with _timed("tables to data/"):
                 if write is not None:
-                    write(tables, data, cache_dir=cache_dir, context=context, days=days)
-                _write_views(tables, data / "view")
+                    if cache is not None:
+                        write(tables, data, cache_dir=cache_dir, context=cache.context,
+                              days=cache.days)
+                    else:
+                        write(tables, data)
+                _write_views(views, tables.runs, data / "view")
             with _timed(f"result pages (rest; {len(pages.rows)} rendered, "
-                        f"{len(standing)} kept)"):
+                        f"{len(kept.standing)} kept)"):
                 pages.wait()
-                if standing and shell_digest(shell) != manifest.shell:
-                    kept = tables.runs[tables.runs["run_id"].astype(str).isin(settled)
-                                       .to_numpy()]
-                    on_front = frontier_by_run(tables.points)
-                    again_rows = [r for r in rows if str(r["run_id"]) in standing] + [
-                        {**r, "frontier": on_front.get(str(r["run_id"]), [])}
-                        for r in records(page_columns(kept))]
-                    again = ResultPages(RowList(again_rows, [None] * len(again_rows)),
-                                        results_dir, out_dir, Path(tmp) / "shell-again")
-                    try:
-                        again.release(shell)
-                        again.wait()
-                    finally:
-                        again.close()
+                if cache is not None and kept.standing \
+                        and shell_digest(shell) != cache.manifest.shell:
+                    _render_again(tables, kept, results_dir, out_dir, Path(tmp), shell)
                 if not fresh:  # a folder without result pages before has none to drop
                     drop_stale(out_dir, set(run_ids), {
                         str(v) for k in ("result_path", "journal_path")
@@ -174,36 +203,50 @@ def _build_site_from_tables(tables: Any, results_dir: Path, out_dir: Path, proje
                         for v in tables.runs[k].dropna().tolist() if v})
         finally:
             pages.close()
-    made = zip(run_ids, pages.digests, strict=True) if full else \
-        zip([str(r["run_id"]) for r in rows], digests, strict=True)
-    kept_digests = {run_id: manifest.pages[run_id] for run_id in settled}
-    manifest.save(shell_digest(shell), {**kept_digests, **{
-        run_id: d for run_id, d in made if d is not None}}, days)
+    if cache is not None:
+        made = zip([str(r["run_id"]) for r in kept.rows], kept.digests, strict=True) \
+            if incremental else zip(run_ids, pages.digests, strict=True)
+        cache.save(shell, made, kept)
     return out_dir
 
 
 _KEPT = ("runs", "results", "data")
 
 
-def _still_standing(tables: Any, manifest: PageManifest, run_ids: list[str],
-                    days: dict[str, str] | None, shas: dict[str, str] | None, context: str,
-                    out_dir: Path) -> tuple[list[dict[str, Any]], list[str | None], set[str],
-                                            set[str]]:
-    """An incremental build's rows of results whose day changed, their page digests (None
-    without `shas`), the run ids of settled days and of every page that stands."""
+def _still_standing(tables: Tables, cache: _PageCache, run_ids: list[str],
+                    out_dir: Path) -> _Kept:
+    """An incremental build's rows of results whose day changed, their page digests, the run
+    ids of settled days and of every page that stands."""
     day_of = [""] * len(run_ids)
     for day, where in part_keys(tables.runs).items():
         for i in where:
             day_of[i] = day
-    settled = manifest.standing_days(run_ids, day_of, days, out_dir)
+    settled = cache.manifest.standing_days(run_ids, day_of, cache.days, out_dir)
     rest = tables.runs[~tables.runs["run_id"].astype(str).isin(settled).to_numpy()]
     on_front = frontier_by_run(tables.points, None if not settled else set(
         rest["run_id"].astype(str)))
     rows = [{**r, "frontier": on_front.get(str(r["run_id"]), [])}
             for r in records(page_columns(rest))]
-    digests: list[str | None] = (page_digests(rest, on_front, shas, context)
-                                 if shas is not None else [None] * len(rows))
-    return rows, digests, settled, settled | manifest.standing(rows, digests, out_dir)
+    digests = page_digests(rest, on_front, cache.shas, cache.context)
+    return _Kept(rows, digests, settled,
+                 settled | cache.manifest.standing(rows, digests, out_dir))
+
+
+def _render_again(tables: Tables, kept: _Kept, results_dir: Path, out_dir: Path, tmp: Path,
+                  shell: Shell) -> None:
+    """The pages that stood, rendered again into a shell that changed since they were."""
+    settled = tables.runs[tables.runs["run_id"].astype(str).isin(kept.settled).to_numpy()]
+    on_front = frontier_by_run(tables.points)
+    again_rows = [r for r in kept.rows if str(r["run_id"]) in kept.standing] + [
+        {**r, "frontier": on_front.get(str(r["run_id"]), [])}
+        for r in records(page_columns(settled))]
+    again = ResultPages(RowList(again_rows, [None] * len(again_rows)),
+                        results_dir, out_dir, tmp / "shell-again")
+    try:
+        again.release(shell)
+        again.wait()
+    finally:
+        again.close()
 
 
 def _install(built: Path, out_dir: Path) -> None:
@@ -285,14 +328,14 @@ class _Collect(logging.Handler):
 
 
 
-def _write_views(tables: Any, folder: Path) -> None:
+def _write_views(views: dict[str, pd.DataFrame], runs: pd.DataFrame, folder: Path) -> None:
+    """The boards' views (`epbench.generator.latest.board_views`) and each History series."""
     shutil.rmtree(folder, ignore_errors=True)  # a series gone since the last build goes too
     (folder / "history").mkdir(parents=True, exist_ok=True)
-    views = board_views(tables)
     for name, frame in views.items():
         _write_view(folder / f"{name}.json",
                     view_table(frame, VIEW_COLUMNS.get(name, list(frame.columns))))
-    for file, frame in series_views(tables.runs).items():
+    for file, frame in series_views(runs).items():
         _write_view(folder / "history" / file, view_table(frame, VIEW_COLUMNS["history"]))
 
 
