@@ -13,6 +13,7 @@ import { controlForm, field, flagBox, select, syncControls as showState } from '
 import { addDefinition, scrollHint } from './lib/tables.js';
 import { toCsv, download } from './lib/downloads.js';
 import { rankBadge, showSuitePool, suitePool, tierBadge, viewReasons } from './lib/provenance.js';
+import { REDUCERS, frontierOf, indexByRun, indexedFrontier } from './lib/reducers.js';
 import { canDraw, embed as embedChart, onScheme, replaceRows, sized } from './lib/charts.js';
 
 (function () {
@@ -35,7 +36,6 @@ import { canDraw, embed as embedChart, onScheme, replaceRows, sized } from './li
   var PAGE_SIZE = 50;
   var LONG_TEXT = 24;  // characters: longer text may wrap in its cell
   var ENDPOINT_SLUG = /^[a-z0-9][a-z0-9._-]{0,63}$/;  // endpoint ids that have a page (generator/entity_pages.py SLUG)
-  var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
   var configEl = document.getElementById('epb-board-config');
@@ -464,164 +464,6 @@ import { canDraw, embed as embedChart, onScheme, replaceRows, sized } from './li
   var tabButtons = {};
   var chartHost, chartTitle, chartCaption, chartAlt, chartEmpty, metricSelect;
 
-  function seriesOf(row) { return row.endpoint_id + ' \u00b7 ' + row.workload_id; }
-
-  function tierSeries(row) {
-    return seriesOf(row) + (row.tier && row.tier !== 'attested' ? ' (' + row.tier + ')' : '');
-  }
-
-  function median(values) {
-    var v = values.slice().sort(function (a, b) { return a - b; });
-    var n = v.length;
-    if (!n) { return null; }
-    return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
-
-  function groupBy(rows, keyOf) {
-    var groups = new Map();
-    rows.forEach(function (row) {
-      var key = keyOf(row);
-      var list = groups.get(key);
-      if (!list) { list = []; groups.set(key, list); }
-      list.push(row);
-    });
-    return groups;
-  }
-
-  function newest(rows) {
-    var out = [];
-    groupBy(rows, seriesOf).forEach(function (list, series) {
-      var best = list.reduce(function (a, b) {
-        return (b.date > a.date || (b.date === a.date && b.run_id > a.run_id)) ? b : a;
-      });
-      var copy = Object.assign({}, best);
-      copy.series = series;
-      delete copy._search;
-      out.push(copy);
-    });
-    return out;
-  }
-
-  // The Pareto frontier: the one rule of epcore/metrics/pareto.py, written once here. Rows
-  // sorted by descending tps_per_user, then descending system_tps (a stable sort: exact ties
-  // keep source order); walking them, a row is on the frontier when its system_tps is above
-  // every system_tps before it. `walkFrontier` visits each sorted row that `keep` accepts
-  // (all when keep is null) with that verdict.
-  function usableForFrontier(r) { return r.tps_per_user != null && r.system_tps != null; }
-  function byFrontierOrder(a, b) { return b.tps_per_user - a.tps_per_user || b.system_tps - a.system_tps; }
-
-  function walkFrontier(sorted, keep, visit) {
-    var best = -Infinity;
-    sorted.forEach(function (r) {
-      if (keep && !keep(r)) { return; }
-      var onFrontier = r.system_tps > best;
-      if (onFrontier) { best = r.system_tps; }
-      visit(r, onFrontier);
-    });
-  }
-
-  // The frontier rows of one series, ascending tps_per_user (as pareto.frontier returns them).
-  function frontierOf(rows) {
-    var out = [];
-    walkFrontier(rows.filter(usableForFrontier).sort(byFrontierOrder), null, function (r, on) {
-      if (on) { out.push(r); }
-    });
-    return out.reverse();
-  }
-
-  var REDUCERS = {
-    frontier: function (rows) {
-      var usable = rows.filter(usableForFrontier);
-      var faint = usable.length <= FAINT_POINTS_LIMIT;
-      var out = [];
-      groupBy(usable, seriesOf).forEach(function (list, series) {
-        walkFrontier(list.sort(byFrontierOrder), null, function (r, onFrontier) {
-          if (onFrontier || faint) {
-            out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
-              system_tps: r.system_tps, frontier: onFrontier });
-          }
-        });
-      });
-      return out;
-    },
-    ttft_by_concurrency: function (rows) {
-      var out = [];
-      var usable = rows.filter(function (r) { return r.concurrency != null && r.ttft_ms_p90 != null; });
-      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.concurrency; }).forEach(function (list) {
-        out.push({ series: seriesOf(list[0]), concurrency: list[0].concurrency,
-          ttft_ms_p90: median(list.map(function (r) { return r.ttft_ms_p90; })), n: list.length });
-      });
-      return out;
-    },
-    cost_by_speed: function (rows) {
-      var out = [];
-      var usable = rows.filter(function (r) { return r.usd_per_mtok_output != null && r.tps_per_user != null; });
-      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.point; }).forEach(function (list) {
-        out.push({ series: seriesOf(list[0]), point: list[0].point,
-          tps_per_user: median(list.map(function (r) { return r.tps_per_user; })),
-          usd_per_mtok_output: median(list.map(function (r) { return r.usd_per_mtok_output; })),
-          n: list.length });
-      });
-      return out;
-    },
-    latest: function (rows) {
-      return newest(rows.filter(function (r) { return r.success_rate != null; }));
-    },
-    latest_priced: function (rows) {
-      return newest(rows.filter(function (r) { return r.usd_per_successful_task != null; }));
-    },
-    // Workloads with load levels: one row per level of the newest result per series.
-    load_levels: function (rows) {
-      var out = [];
-      newest(rows.filter(function (r) { return r.load_levels && r.load_levels.length; })).forEach(function (r) {
-        r.load_levels.forEach(function (l) {
-          out.push({ series: r.series, run_id: r.run_id, agents: l.agents,
-            success_rate: l.success_rate, success_ci_low: l.success_ci_low,
-            success_ci_high: l.success_ci_high, decision_ms_p90: l.decision_ms_p90,
-            slo_ms: r.agents_slo_decision_p90_ms, at_slo: !!l.at_slo });
-        });
-      });
-      return out;
-    },
-    retry_by_tag: function (rows) {
-      var out = [];
-      newest(rows).forEach(function (r) {
-        ['productive', 'repair', 'recovery', 'transport'].forEach(function (tag) {
-          var usd = r['retry_' + tag + '_usd'];
-          if (usd == null) { return; }
-          out.push({ series: r.series, tag: tag, usd: usd, requests: r['retry_' + tag + '_requests'],
-            tokens: r['retry_' + tag + '_tokens'], seconds: r['retry_' + tag + '_seconds'] });
-        });
-      });
-      return out;
-    },
-    // Tiers are kept apart as the history rows are: the results of a tier other than the
-    // scheduled benchmark's draw their own line, named with their tier.
-    history_metric: function (rows) {
-      var metric = state.metric;
-      var out = [];
-      var usable = rows.filter(function (r) { return r[metric] != null && r.date; });
-      // Every row is its own mark (a daily median until an endpoint is picked, then each
-      // result). Marks that share a day are spread over it so that none hides another: the
-      // k-th of n (by series, then run id) sits at (k + 1) / (n + 1) of the day, in `at`.
-      groupBy(usable, function (r) { return r.date; }).forEach(function (list) {
-        list.sort(function (a, b) {
-          var x = tierSeries(a).localeCompare(tierSeries(b));
-          return x || String(a.run_id || '').localeCompare(String(b.run_id || ''));
-        });
-        list.forEach(function (r, k) {
-          var minutes = Math.round((k + 1) * 1440 / (list.length + 1));
-          var at = String(r.date).slice(0, 10) + 'T' + String(100 + Math.floor(minutes / 60)).slice(1) +
-            ':' + String(100 + minutes % 60).slice(1) + ':00';
-          out.push({ series: tierSeries(r), date: r.date, at: at, metric: metric, value: r[metric],
-            tier: r.tier || null,
-            run_id: r.run_id || (r.results > 1 ? r.results + ' runs (median)' : null) });
-        });
-      });
-      return out;
-    }
-  };
-
   function buildCharts(container) {
     if (!config.charts.length) { return; }
     var section = el('section', { 'class': 'epb-charts', 'aria-label': 'Charts' });
@@ -660,77 +502,12 @@ import { canDraw, embed as embedChart, onScheme, replaceRows, sized } from './li
     container.appendChild(section);
   }
 
-  // A chart source's rows by run id, built once: a filter change then concatenates the lists
-  // of the matching runs instead of scanning every row. `runs` keeps the source's order, so the
-  // rows come out in the same order as a scan when each run's rows are contiguous (otherwise
-  // the index is not used).
+  // Each chart source's rows by run id, built once (lib/reducers.js indexByRun).
   var sourceIndex = {};
 
   function indexSource(name) {
-    if (sourceIndex[name] !== undefined) { return sourceIndex[name]; }
-    var byRun = new Map();
-    var runs = [];
-    var contiguous = true;
-    var last = {};
-    (tables[name] || []).forEach(function (r) {
-      var list = byRun.get(r.run_id);
-      if (!list) {
-        list = []; byRun.set(r.run_id, list); runs.push(r.run_id);
-      } else if (r.run_id !== last) {
-        contiguous = false;
-      }
-      list.push(r);
-      last = r.run_id;
-    });
-    sourceIndex[name] = contiguous ? { byRun: byRun, runs: runs, series: null } : null;
+    if (sourceIndex[name] === undefined) { sourceIndex[name] = indexByRun(tables[name] || []); }
     return sourceIndex[name];
-  }
-
-  // The frontier reducer without faint points, from the index: each series' usable rows sorted
-  // once (a stable sort of source order, as the reducer sorts), walked skipping the runs that do
-  // not match. Same rows, order and tie rule as REDUCERS.frontier; null when faint points are
-  // drawn (few rows), where the reducer itself runs.
-  function indexedFrontier(index, runIds) {
-    if (!index.series) {
-      index.series = new Map();   // series -> usable rows in frontier order
-      index.runSeries = new Map();  // run id -> [series of its usable rows, first-seen order]
-      index.usable = new Map();     // run id -> usable row count
-      index.runs.forEach(function (id) {
-        var names = [];
-        var n = 0;
-        index.byRun.get(id).forEach(function (r) {
-          if (!usableForFrontier(r)) { return; }
-          n++;
-          var series = seriesOf(r);
-          if (names.indexOf(series) < 0) { names.push(series); }
-          var list = index.series.get(series);
-          if (!list) { list = []; index.series.set(series, list); }
-          list.push(r);
-        });
-        index.runSeries.set(id, names);
-        index.usable.set(id, n);
-      });
-      index.series.forEach(function (list) { list.sort(byFrontierOrder); });
-    }
-    var count = 0;
-    var order = new Set();
-    index.runs.forEach(function (id) {
-      if (!runIds.has(id)) { return; }
-      count += index.usable.get(id);
-      index.runSeries.get(id).forEach(function (series) { order.add(series); });
-    });
-    if (count <= FAINT_POINTS_LIMIT) { return null; }
-    var out = [];
-    var matching = function (r) { return runIds.has(r.run_id); };
-    order.forEach(function (series) {
-      walkFrontier(index.series.get(series), matching, function (r, onFrontier) {
-        if (onFrontier) {
-          out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
-            system_tps: r.system_tps, frontier: true });
-        }
-      });
-    });
-    return out;
   }
 
   function chartRows(c, runIds) {
@@ -750,7 +527,7 @@ import { canDraw, embed as embedChart, onScheme, replaceRows, sized } from './li
         rows = (tables[c.source] || []).filter(function (r) { return runIds.has(r.run_id); });
       }
     }
-    return REDUCERS[c.reduce](rows);
+    return REDUCERS[c.reduce](rows, state.metric);
   }
 
   function renderAlt(c, rows) {

@@ -460,15 +460,18 @@ import { canDraw, chartConfig, embed as embedChart, onScheme, replaceRows, sized
     return rows;
   }
 
+  // A figure of the entry's point chosen at the target.
+  function atBest(key) { return function (e) { return e.best && e.best[key]; }; }
+
   var DIFF = [
-    ['system throughput at target (tok/s)', function (e) { return e.best && e.best.system_tps; }, 'tps'],
-    ['per-user speed there (tok/s)', function (e) { return e.best && e.best.tps_per_user; }, 'tps'],
-    ['$ per M output tokens there', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
-    ['TTFT p50 there (ms)', function (e) { return e.best && e.best.ttft_ms_p50; }, 'ms'],
-    ['TTFT p90 there (ms)', function (e) { return e.best && e.best.ttft_ms_p90; }, 'ms'],
-    ['TTFT p99 there (ms)', function (e) { return e.best && e.best.ttft_ms_p99; }, 'ms'],
-    ['TPOT p90 there (ms)', function (e) { return e.best && e.best.tpot_ms_p90; }, 'ms'],
-    ['error rate there', function (e) { return e.best && e.best.error_rate; }, 'pct'],
+    ['system throughput at target (tok/s)', atBest('system_tps'), 'tps'],
+    ['per-user speed there (tok/s)', atBest('tps_per_user'), 'tps'],
+    ['$ per M output tokens there', atBest('usd_per_mtok_output'), 'usd'],
+    ['TTFT p50 there (ms)', atBest('ttft_ms_p50'), 'ms'],
+    ['TTFT p90 there (ms)', atBest('ttft_ms_p90'), 'ms'],
+    ['TTFT p99 there (ms)', atBest('ttft_ms_p99'), 'ms'],
+    ['TPOT p90 there (ms)', atBest('tpot_ms_p90'), 'ms'],
+    ['error rate there', atBest('error_rate'), 'pct'],
     ['max system throughput, any point (tok/s)', function (e) {
       return e.points.reduce(function (m, p) { return Math.max(m, p.system_tps || 0); }, 0);
     }, 'tps']
