@@ -5,8 +5,18 @@
  * createElement and textContent: no string from the data is ever parsed as HTML.
  * Charts are vega-embed views over one named dataset, updated with a Vega changeset.
  */
+import { el, onResize } from './lib/dom.js';
+import { fmt, grouped, plural } from './lib/format.js';
+import { fetchView, loadFailed } from './lib/data.js';
+import { addressState, flag, paramNotes } from './lib/url_state.js';
+import { controlForm, field, flagBox, select, syncControls as showState } from './lib/controls.js';
+import { addDefinition, scrollHint } from './lib/tables.js';
+import { toCsv, download } from './lib/downloads.js';
+import { rankBadge, showSuitePool, suitePool, tierBadge, viewReasons } from './lib/provenance.js';
+import { REDUCERS, frontierOf, indexByRun, indexedFrontier } from './lib/reducers.js';
+import { canDraw, embed as embedChart, onScheme, replaceRows, sized } from './lib/charts.js';
+
 (function () {
-  'use strict';
 
   var FILTERS = [
     { param: 'provider', column: 'provider', label: 'Provider' },
@@ -26,12 +36,11 @@
   var PAGE_SIZE = 50;
   var LONG_TEXT = 24;  // characters: longer text may wrap in its cell
   var ENDPOINT_SLUG = /^[a-z0-9][a-z0-9._-]{0,63}$/;  // endpoint ids that have a page (generator/entity_pages.py SLUG)
-  var FAINT_POINTS_LIMIT = 400;
   var ALT_ROWS_LIMIT = 500;
 
   var configEl = document.getElementById('epb-board-config');
   var host = document.getElementById('epb-board');
-  if (!configEl || !host || !window.epbSite) { return; }
+  if (!configEl || !host) { return; }
   var config = JSON.parse(configEl.textContent);
 
   var tables = {};          // name -> array of row objects
@@ -42,18 +51,12 @@
   var controls = {};        // param -> element
   var charts = {};          // chart id -> {cfg, view, el, alt, summary}
   var pending = Promise.resolve();
-  var lastPushedSearch = false;
-
-  // ---------------------------------------------------------------- shared helpers
-  var S = window.epbSite;  // site.js, loaded on every page before this script
-  var el = S.el;
-  var fmt = S.fmt;
 
   // ---------------------------------------------------------------- data
   function load() {
     var names = Object.keys(config.sources);
     return Promise.all(names.map(function (name) {
-      return S.fetchView(config.sources[name]).then(function (rows) { tables[name] = rows; });
+      return fetchView(config.sources[name]).then(function (rows) { tables[name] = rows; });
     }));
   }
 
@@ -76,7 +79,7 @@
 
   function loadSeries(wanted) {
     return Promise.all(wanted.map(function (s) {
-      return S.fetchView(s.url);
+      return fetchView(s.url);
     })).then(function (lists) {
       var name = config.series.source;
       var drop = new Set(wanted.map(function (s) { return s.key; }));
@@ -131,67 +134,42 @@
 
   var DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+  function date(v) { return v === '' || DATE.test(v) ? { value: v } : { why: 'not a date (YYYY-MM-DD); ignored.' }; }
+
+  function oneOf(list, key, why) {
+    return function (v) { return list.some(function (x) { return x[key] === v; }) ? { value: v } : { why: why }; };
+  }
+
+  // A filter's value is kept even when no row has it (the table then says nothing matches).
+  function filterCheck(f) {
+    return function (v) {
+      return { value: v, notes: v !== '' && distinct(f.column).indexOf(v) < 0
+        ? [f.param + '=' + v + ': no result on this page has this value, so no row matches.'] : [] };
+    };
+  }
+
+  var checks = {
+    from: date,
+    to: date,
+    min_disclosure: function (v) {
+      return v === '' || (isFinite(Number(v)) && Number(v) >= 0 && Number(v) <= 1) ? { value: v }
+        : { why: 'the disclosure score is a number from 0 to 1; ignored.' };
+    },
+    dir: function (v) { return v === 'asc' || v === 'desc' ? { value: v } : { why: 'the direction is asc or desc; ignored.' }; },
+    sort: oneOf(config.table.columns, 'key', 'no such column on this page; ignored.'),
+    chart: oneOf(config.charts, 'id', 'no such chart on this page; ignored.'),
+    metric: oneOf(config.metrics || [], 'key', 'no such metric on this page; ignored.'),
+    emulated: flag('emulated', 'emulated results'),
+    self_reported: flag('self_reported', 'self-reported results')
+  };
+  FILTERS.forEach(function (f) { checks[f.param] = filterCheck(f); });
+  var address = addressState({ defaults: defaults, checks: checks });
+
   // The state the address asks for; each part that cannot be applied is dropped and noted.
   function readUrl() {
-    var params = new URLSearchParams(window.location.search);
-    var s = defaults();
-    var problems = [];
-    var known = Object.keys(s);
-    params.forEach(function (value, key) {
-      if (known.indexOf(key) < 0) { problems.push('Unknown parameter \u201c' + key + '\u201d was ignored.'); }
-    });
-    function refuse(key, why) { problems.push(key + '=' + params.get(key) + ': ' + why); }
-    known.forEach(function (key) {
-      if (!params.has(key)) { return; }
-      var v = params.get(key);
-      var filter = FILTERS.filter(function (f) { return f.param === key; })[0];
-      if ((key === 'from' || key === 'to') && v !== '' && !DATE.test(v)) {
-        refuse(key, 'not a date (YYYY-MM-DD); ignored.');
-      } else if (key === 'min_disclosure' && v !== '' && !(isFinite(Number(v)) && Number(v) >= 0 && Number(v) <= 1)) {
-        refuse(key, 'the disclosure score is a number from 0 to 1; ignored.');
-      } else if (key === 'dir' && v !== 'asc' && v !== 'desc') {
-        refuse(key, 'the direction is asc or desc; ignored.');
-      } else if (key === 'sort' && !config.table.columns.some(function (c) { return c.key === v; })) {
-        refuse(key, 'no such column on this page; ignored.');
-      } else if (key === 'chart' && !config.charts.some(function (c) { return c.id === v; })) {
-        refuse(key, 'no such chart on this page; ignored.');
-      } else if (key === 'metric' && !(config.metrics || []).some(function (m) { return m.key === v; })) {
-        refuse(key, 'no such metric on this page; ignored.');
-      } else if (key === 'emulated' && v !== '1' && v !== '' && v !== '0') {
-        refuse(key, 'use emulated=1 to include emulated results; ignored.');
-      } else if (key === 'self_reported' && v !== '1' && v !== '' && v !== '0') {
-        refuse(key, 'use self_reported=1 to include self-reported results; ignored.');
-      } else {
-        s[key] = (key === 'emulated' || key === 'self_reported') && v === '0' ? '' : v;
-        if (filter && v !== '' && distinct(filter.column).indexOf(v) < 0) {
-          problems.push(key + '=' + v + ': no result on this page has this value, so no row matches.');
-        }
-      }
-    });
-    S.paramNotes(host, problems);
-    return s;
-  }
-
-  function queryString(s) {
-    var d = defaults();
-    var params = new URLSearchParams();
-    Object.keys(s).forEach(function (key) {
-      if (s[key] !== '' && s[key] !== d[key]) { params.set(key, s[key]); }
-    });
-    var text = params.toString();
-    return text ? '?' + text : window.location.pathname;
-  }
-
-  function commit(fromSearch) {
-    var target = queryString(state);
-    var targetSearch = target.charAt(0) === '?' ? target : '';
-    if (targetSearch === (window.location.search || '')) { return; }
-    if (fromSearch && lastPushedSearch) {
-      history.replaceState(null, '', target);
-    } else {
-      history.pushState(null, '', target);
-    }
-    lastPushedSearch = !!fromSearch;
+    var read = address.read();
+    paramNotes(host, read.problems);
+    return read.state;
   }
 
   // ---------------------------------------------------------------- filtering and sorting
@@ -256,14 +234,6 @@
     return Object.keys(seen).sort();
   }
 
-  function field(labelText, control, id) {
-    var wrap = el('div', { 'class': 'epb-field' });
-    control.id = id;
-    wrap.appendChild(el('label', { 'for': id }, labelText));
-    wrap.appendChild(control);
-    return wrap;
-  }
-
   // A page narrowed to one endpoint or workload shows no filter that has one choice there
   // (its provider, its model, its endpoint): such a select would offer nothing.
   var narrowed = Object.keys(config.table.where || {}).some(function (k) { return k !== 'workload_kind'; });
@@ -273,16 +243,10 @@
       if (!mainRows.length || !(f.column in mainRows[0])) { return; }
       var values = distinct(f.column);
       if (narrowed && values.length < 2 && !state[f.param]) { return; }
-      var select = el('select', { name: f.param });
-      select.appendChild(el('option', { value: '' }, 'All'));
-      values.forEach(function (v) {
-        var option = el('option', null, v);
-        option.value = v;
-        select.appendChild(option);
-      });
-      select.addEventListener('change', function () { update(f.param, select.value); });
-      controls[f.param] = select;
-      form.appendChild(field(f.label, select, 'epb-f-' + f.param));
+      var box = select(f.param, [['', 'All']].concat(values.map(function (v) { return [v, v]; })),
+        function (v) { update(f.param, v); });
+      controls[f.param] = box;
+      form.appendChild(field(f.label, box, 'epb-f-' + f.param));
     });
     [['from', 'Date from'], ['to', 'Date to']].forEach(function (pair) {
       var input = el('input', { type: 'date', name: pair[0] });
@@ -301,31 +265,21 @@
     controls.q = search;
     form.appendChild(field('Search', search, 'epb-f-q'));
 
-    S.flagBox(form, controls, update, 'emulated', 'epb-f-emulated', 'Include emulated results');
-    S.flagBox(form, controls, update, 'self_reported', 'epb-f-self_reported',
+    flagBox(form, controls, update, 'emulated', 'epb-f-emulated', 'Include emulated results');
+    flagBox(form, controls, update, 'self_reported', 'epb-f-self_reported',
       'Include self-reported results');
 
     var reset = el('button', { type: 'button', 'class': 'md-button', id: 'epb-reset' }, 'Reset filters');
     reset.addEventListener('click', function () {
       var d = defaults();
       d.chart = state.chart; d.metric = state.metric;
-      state = d; syncControls(); commit(false); render();
+      state = d; syncControls(); address.commit(state); render();
     });
     form.appendChild(el('div', { 'class': 'epb-field epb-actions' })).appendChild(reset);
   }
 
   function syncControls() {
-    Object.keys(controls).forEach(function (key) {
-      var control = controls[key];
-      if (control.type === 'checkbox') { control.checked = state[key] === '1'; return; }
-      if (control.tagName === 'SELECT' && state[key] !== '' &&
-          !Array.prototype.some.call(control.options, function (o) { return o.value === state[key]; })) {
-        var option = el('option', null, state[key]);  // a shared link may name a value not in the data
-        option.value = state[key];
-        control.appendChild(option);
-      }
-      control.value = state[key];
-    });
+    showState(controls, state);
     Object.keys(sortButtons).forEach(function (key) {
       var th = sortButtons[key].parentNode;
       if (state.sort === key) {
@@ -343,19 +297,19 @@
     state[key] = value;
     if (key === 'self_reported') { rowElements = new Map(); }  // the rank cells read it
     if (key !== 'chart' && key !== 'metric') { shown = PAGE_SIZE; }
-    commit(fromSearch);
+    address.commit(state, fromSearch);
     syncControls();
     renderWithSeries();
   }
 
   // ---------------------------------------------------------------- table
-  var table, tbody, countEl, moreButton, noteEl, scrollHint, tableScroll;
+  var table, tbody, countEl, moreButton, noteEl, hintEl, tableScroll;
   var hintDone = false;
 
   // A table wider than the page says so above it, with how many columns lie to the right (the
   // endpoint column stays in place while it scrolls, board.css). Measured on the first render
   // and on resize only: a filter change does not add columns.
-  function updateScrollHint() { S.scrollHint(tableScroll, table, scrollHint); }
+  function updateScrollHint() { scrollHint(tableScroll, table, hintEl); }
   var sortButtons = {};
 
   function buildTable(container) {
@@ -375,15 +329,11 @@
         var dir = state.sort === col.key ? (state.dir === 'asc' ? 'desc' : 'asc')
           : (col.kind === 'text' || col.kind === 'link' || col.kind === 'run' ? 'asc' : 'desc');
         state.sort = col.key; state.dir = dir;
-        commit(false); syncControls(); render();
+        address.commit(state); syncControls(); render();
       });
       sortButtons[col.key] = button;
       th.appendChild(button);
-      if (col.help) {
-        th.appendChild(document.createTextNode(' '));
-        th.appendChild(el('a', { 'class': 'epb-def', href: config.root + 'methodology/' + (col.anchor ? '#' + col.anchor : ''),
-          title: col.help, 'aria-label': 'Definition of ' + col.label }, '?'));
-      }
+      addDefinition(th, col, config.root + 'methodology/');
       tr.appendChild(th);
     });
     thead.appendChild(tr);
@@ -391,8 +341,8 @@
     tbody = el('tbody');
     table.appendChild(tbody);
     scroll.appendChild(table);
-    scrollHint = el('p', { 'class': 'epb-scroll-hint', id: 'epb-scroll-hint', hidden: 'hidden' });
-    container.appendChild(scrollHint);
+    hintEl = el('p', { 'class': 'epb-scroll-hint', id: 'epb-scroll-hint', hidden: 'hidden' });
+    container.appendChild(hintEl);
     container.appendChild(scroll);
     tableScroll = scroll;
     moreButton = el('button', { type: 'button', 'class': 'md-button', id: 'epb-more' }, 'Show more rows');
@@ -404,11 +354,8 @@
     var td = el('td');
     var value = row[col.key];
     if (col.kind === 'rank') {
-      var reasons = S.viewReasons(row, state.self_reported === '1');
-      td.appendChild(el('span', { 'class': 'epb-badge ' + (reasons.length ? 'epb-badge-no' : 'epb-badge-ok'),
-        title: reasons.length ? 'Not ranked: ' + reasons.join('; ') : 'Rankable: passes every leaderboard rule' },
-      reasons.length ? 'not ranked' : 'ranked'));
-      var tier = S.tierBadge(row);
+      td.appendChild(rankBadge(viewReasons(row, state.self_reported === '1')));
+      var tier = tierBadge(row);
       if (tier) {
         td.appendChild(document.createTextNode(' '));
         td.appendChild(tier);
@@ -420,7 +367,7 @@
           ? 'confirmed by an independent run' : 'disagrees with an independent run'));
       }
     } else if (col.kind === 'tier') {
-      var badge = S.tierBadge(row);
+      var badge = tierBadge(row);
       if (badge) { td.appendChild(badge); } else { td.textContent = fmt(null); }
     } else if (col.kind === 'link' && ENDPOINT_SLUG.test(String(value))) {
       // One rule on every page: a name links to its own page (the endpoint's), a result's
@@ -485,9 +432,9 @@
     }
     var total = mainRows.length;
     countEl.textContent = filtered.length === rows.length
-      ? S.grouped(filtered.length) + ' of ' + S.plural(total, 'result') + ' shown'
-      : S.grouped(rows.length) + ' of ' + S.plural(filtered.length, 'matching result') + ' shown (' +
-        S.grouped(total) + ' in all)';
+      ? grouped(filtered.length) + ' of ' + plural(total, 'result') + ' shown'
+      : grouped(rows.length) + ' of ' + plural(filtered.length, 'matching result') + ' shown (' +
+        grouped(total) + ' in all)';
     moreButton.hidden = rows.length >= filtered.length;
     var hidden = 0;
     if (state.emulated !== '1' && state.division !== 'emulated') {
@@ -495,10 +442,10 @@
     }
     var selfHidden = mainRows.filter(function (r) { return hiddenSelfReported(r, state); }).length;
     noteEl.textContent = (hidden
-      ? S.plural(hidden, 'result') + ' from the endpoint emulator ' + (hidden === 1 ? 'is' : 'are') +
+      ? plural(hidden, 'result') + ' from the endpoint emulator ' + (hidden === 1 ? 'is' : 'are') +
         ' hidden; tick \u201cInclude emulated results\u201d to see ' + (hidden === 1 ? 'it.' : 'them.')
       : '') + (hidden && selfHidden ? ' ' : '') + (selfHidden
-      ? S.plural(selfHidden, 'self-reported result') + ' (no verified attestation) ' +
+      ? plural(selfHidden, 'self-reported result') + ' (no verified attestation) ' +
         (selfHidden === 1 ? 'is' : 'are') + ' hidden and not ranked; tick \u201cInclude ' +
         'self-reported results\u201d to see and rank ' + (selfHidden === 1 ? 'it.' : 'them.')
       : '');
@@ -513,195 +460,9 @@
     });
   }
 
-  function csvCell(value) {
-    if (value === null || value === undefined) { return ''; }
-    var text = Array.isArray(value) ? value.join(';')
-      : (typeof value === 'object' ? JSON.stringify(value) : String(value));
-    // A spreadsheet must not read submitted text as a formula.
-    if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) { text = "'" + text; }
-    if (/[",\n\r]/.test(text)) { text = '"' + text.replace(/"/g, '""') + '"'; }
-    return text;
-  }
-
-  function toCsv(rows) {
-    var columns = config.table.export_columns;
-    var lines = [columns.join(',')];
-    rows.forEach(function (row) {
-      lines.push(columns.map(function (c) { return csvCell(row[c]); }).join(','));
-    });
-    return lines.join('\r\n') + '\r\n';
-  }
-
-  function download(text, type, name) {
-    var url = URL.createObjectURL(new Blob([text], { type: type }));
-    var a = el('a', { href: url, download: name });
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
-  }
-
   // ---------------------------------------------------------------- charts
   var tabButtons = {};
   var chartHost, chartTitle, chartCaption, chartAlt, chartEmpty, metricSelect;
-
-  function seriesOf(row) { return row.endpoint_id + ' \u00b7 ' + row.workload_id; }
-
-  function tierSeries(row) {
-    return seriesOf(row) + (row.tier && row.tier !== 'attested' ? ' (' + row.tier + ')' : '');
-  }
-
-  function median(values) {
-    var v = values.slice().sort(function (a, b) { return a - b; });
-    var n = v.length;
-    if (!n) { return null; }
-    return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
-
-  function groupBy(rows, keyOf) {
-    var groups = new Map();
-    rows.forEach(function (row) {
-      var key = keyOf(row);
-      var list = groups.get(key);
-      if (!list) { list = []; groups.set(key, list); }
-      list.push(row);
-    });
-    return groups;
-  }
-
-  function newest(rows) {
-    var out = [];
-    groupBy(rows, seriesOf).forEach(function (list, series) {
-      var best = list.reduce(function (a, b) {
-        return (b.date > a.date || (b.date === a.date && b.run_id > a.run_id)) ? b : a;
-      });
-      var copy = Object.assign({}, best);
-      copy.series = series;
-      delete copy._search;
-      out.push(copy);
-    });
-    return out;
-  }
-
-  // The Pareto frontier: the one rule of epcore/metrics/pareto.py, written once here. Rows
-  // sorted by descending tps_per_user, then descending system_tps (a stable sort: exact ties
-  // keep source order); walking them, a row is on the frontier when its system_tps is above
-  // every system_tps before it. `walkFrontier` visits each sorted row that `keep` accepts
-  // (all when keep is null) with that verdict.
-  function usableForFrontier(r) { return r.tps_per_user != null && r.system_tps != null; }
-  function byFrontierOrder(a, b) { return b.tps_per_user - a.tps_per_user || b.system_tps - a.system_tps; }
-
-  function walkFrontier(sorted, keep, visit) {
-    var best = -Infinity;
-    sorted.forEach(function (r) {
-      if (keep && !keep(r)) { return; }
-      var onFrontier = r.system_tps > best;
-      if (onFrontier) { best = r.system_tps; }
-      visit(r, onFrontier);
-    });
-  }
-
-  // The frontier rows of one series, ascending tps_per_user (as pareto.frontier returns them).
-  function frontierOf(rows) {
-    var out = [];
-    walkFrontier(rows.filter(usableForFrontier).sort(byFrontierOrder), null, function (r, on) {
-      if (on) { out.push(r); }
-    });
-    return out.reverse();
-  }
-
-  var REDUCERS = {
-    frontier: function (rows) {
-      var usable = rows.filter(usableForFrontier);
-      var faint = usable.length <= FAINT_POINTS_LIMIT;
-      var out = [];
-      groupBy(usable, seriesOf).forEach(function (list, series) {
-        walkFrontier(list.sort(byFrontierOrder), null, function (r, onFrontier) {
-          if (onFrontier || faint) {
-            out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
-              system_tps: r.system_tps, frontier: onFrontier });
-          }
-        });
-      });
-      return out;
-    },
-    ttft_by_concurrency: function (rows) {
-      var out = [];
-      var usable = rows.filter(function (r) { return r.concurrency != null && r.ttft_ms_p90 != null; });
-      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.concurrency; }).forEach(function (list) {
-        out.push({ series: seriesOf(list[0]), concurrency: list[0].concurrency,
-          ttft_ms_p90: median(list.map(function (r) { return r.ttft_ms_p90; })), n: list.length });
-      });
-      return out;
-    },
-    cost_by_speed: function (rows) {
-      var out = [];
-      var usable = rows.filter(function (r) { return r.usd_per_mtok_output != null && r.tps_per_user != null; });
-      groupBy(usable, function (r) { return seriesOf(r) + '\u0000' + r.point; }).forEach(function (list) {
-        out.push({ series: seriesOf(list[0]), point: list[0].point,
-          tps_per_user: median(list.map(function (r) { return r.tps_per_user; })),
-          usd_per_mtok_output: median(list.map(function (r) { return r.usd_per_mtok_output; })),
-          n: list.length });
-      });
-      return out;
-    },
-    latest: function (rows) {
-      return newest(rows.filter(function (r) { return r.success_rate != null; }));
-    },
-    latest_priced: function (rows) {
-      return newest(rows.filter(function (r) { return r.usd_per_successful_task != null; }));
-    },
-    // Workloads with load levels: one row per level of the newest result per series.
-    load_levels: function (rows) {
-      var out = [];
-      newest(rows.filter(function (r) { return r.load_levels && r.load_levels.length; })).forEach(function (r) {
-        r.load_levels.forEach(function (l) {
-          out.push({ series: r.series, run_id: r.run_id, agents: l.agents,
-            success_rate: l.success_rate, success_ci_low: l.success_ci_low,
-            success_ci_high: l.success_ci_high, decision_ms_p90: l.decision_ms_p90,
-            slo_ms: r.agents_slo_decision_p90_ms, at_slo: !!l.at_slo });
-        });
-      });
-      return out;
-    },
-    retry_by_tag: function (rows) {
-      var out = [];
-      newest(rows).forEach(function (r) {
-        ['productive', 'repair', 'recovery', 'transport'].forEach(function (tag) {
-          var usd = r['retry_' + tag + '_usd'];
-          if (usd == null) { return; }
-          out.push({ series: r.series, tag: tag, usd: usd, requests: r['retry_' + tag + '_requests'],
-            tokens: r['retry_' + tag + '_tokens'], seconds: r['retry_' + tag + '_seconds'] });
-        });
-      });
-      return out;
-    },
-    // Tiers are kept apart as the history rows are: the results of a tier other than the
-    // scheduled benchmark's draw their own line, named with their tier.
-    history_metric: function (rows) {
-      var metric = state.metric;
-      var out = [];
-      var usable = rows.filter(function (r) { return r[metric] != null && r.date; });
-      // Every row is its own mark (a daily median until an endpoint is picked, then each
-      // result). Marks that share a day are spread over it so that none hides another: the
-      // k-th of n (by series, then run id) sits at (k + 1) / (n + 1) of the day, in `at`.
-      groupBy(usable, function (r) { return r.date; }).forEach(function (list) {
-        list.sort(function (a, b) {
-          var x = tierSeries(a).localeCompare(tierSeries(b));
-          return x || String(a.run_id || '').localeCompare(String(b.run_id || ''));
-        });
-        list.forEach(function (r, k) {
-          var minutes = Math.round((k + 1) * 1440 / (list.length + 1));
-          var at = String(r.date).slice(0, 10) + 'T' + String(100 + Math.floor(minutes / 60)).slice(1) +
-            ':' + String(100 + minutes % 60).slice(1) + ':00';
-          out.push({ series: tierSeries(r), date: r.date, at: at, metric: metric, value: r[metric],
-            tier: r.tier || null,
-            run_id: r.run_id || (r.results > 1 ? r.results + ' runs (median)' : null) });
-        });
-      });
-      return out;
-    }
-  };
 
   function buildCharts(container) {
     if (!config.charts.length) { return; }
@@ -717,13 +478,8 @@
     // One chart needs no choice: its title says what it is.
     if (config.charts.length > 1) { section.appendChild(tabs); }
     if (config.metrics && config.metrics.length) {
-      metricSelect = el('select', { name: 'metric' });
-      config.metrics.forEach(function (m) {
-        var o = el('option', null, m.label);
-        o.value = m.key;
-        metricSelect.appendChild(o);
-      });
-      metricSelect.addEventListener('change', function () { update('metric', metricSelect.value); });
+      metricSelect = select('metric', config.metrics.map(function (m) { return [m.key, m.label]; }),
+        function (v) { update('metric', v); });
       controls.metric = metricSelect;
       var metricField = field('Metric', metricSelect, 'epb-f-metric');
       metricField.classList.add('epb-metric');
@@ -746,77 +502,12 @@
     container.appendChild(section);
   }
 
-  // A chart source's rows by run id, built once: a filter change then concatenates the lists
-  // of the matching runs instead of scanning every row. `runs` keeps the source's order, so the
-  // rows come out in the same order as a scan when each run's rows are contiguous (otherwise
-  // the index is not used).
+  // Each chart source's rows by run id, built once (lib/reducers.js indexByRun).
   var sourceIndex = {};
 
   function indexSource(name) {
-    if (sourceIndex[name] !== undefined) { return sourceIndex[name]; }
-    var byRun = new Map();
-    var runs = [];
-    var contiguous = true;
-    var last = {};
-    (tables[name] || []).forEach(function (r) {
-      var list = byRun.get(r.run_id);
-      if (!list) {
-        list = []; byRun.set(r.run_id, list); runs.push(r.run_id);
-      } else if (r.run_id !== last) {
-        contiguous = false;
-      }
-      list.push(r);
-      last = r.run_id;
-    });
-    sourceIndex[name] = contiguous ? { byRun: byRun, runs: runs, series: null } : null;
+    if (sourceIndex[name] === undefined) { sourceIndex[name] = indexByRun(tables[name] || []); }
     return sourceIndex[name];
-  }
-
-  // The frontier reducer without faint points, from the index: each series' usable rows sorted
-  // once (a stable sort of source order, as the reducer sorts), walked skipping the runs that do
-  // not match. Same rows, order and tie rule as REDUCERS.frontier; null when faint points are
-  // drawn (few rows), where the reducer itself runs.
-  function indexedFrontier(index, runIds) {
-    if (!index.series) {
-      index.series = new Map();   // series -> usable rows in frontier order
-      index.runSeries = new Map();  // run id -> [series of its usable rows, first-seen order]
-      index.usable = new Map();     // run id -> usable row count
-      index.runs.forEach(function (id) {
-        var names = [];
-        var n = 0;
-        index.byRun.get(id).forEach(function (r) {
-          if (!usableForFrontier(r)) { return; }
-          n++;
-          var series = seriesOf(r);
-          if (names.indexOf(series) < 0) { names.push(series); }
-          var list = index.series.get(series);
-          if (!list) { list = []; index.series.set(series, list); }
-          list.push(r);
-        });
-        index.runSeries.set(id, names);
-        index.usable.set(id, n);
-      });
-      index.series.forEach(function (list) { list.sort(byFrontierOrder); });
-    }
-    var count = 0;
-    var order = new Set();
-    index.runs.forEach(function (id) {
-      if (!runIds.has(id)) { return; }
-      count += index.usable.get(id);
-      index.runSeries.get(id).forEach(function (series) { order.add(series); });
-    });
-    if (count <= FAINT_POINTS_LIMIT) { return null; }
-    var out = [];
-    var matching = function (r) { return runIds.has(r.run_id); };
-    order.forEach(function (series) {
-      walkFrontier(index.series.get(series), matching, function (r, onFrontier) {
-        if (onFrontier) {
-          out.push({ series: series, run_id: r.run_id, point: r.point, tps_per_user: r.tps_per_user,
-            system_tps: r.system_tps, frontier: true });
-        }
-      });
-    });
-    return out;
   }
 
   function chartRows(c, runIds) {
@@ -836,13 +527,13 @@
         rows = (tables[c.source] || []).filter(function (r) { return runIds.has(r.run_id); });
       }
     }
-    return REDUCERS[c.reduce](rows);
+    return REDUCERS[c.reduce](rows, state.metric);
   }
 
   function renderAlt(c, rows) {
     var details = el('details', { 'class': 'epb-chart-alt', id: 'epb-chart-alt' });
     details.open = chartAlt.open;
-    details.appendChild(el('summary', null, 'The data behind this chart, as a table (' + S.plural(rows.length, 'row') + ')'));
+    details.appendChild(el('summary', null, 'The data behind this chart, as a table (' + plural(rows.length, 'row') + ')'));
     var t = el('table', { 'class': 'epb-alt-table' });
     var head = el('tr');
     c.alt_columns.forEach(function (col) { head.appendChild(el('th', { scope: 'col' }, col.label)); });
@@ -890,30 +581,19 @@
     var holder = el('div', { 'class': 'epb-chart-view', 'data-chart': c.id });
     chartHost.appendChild(holder);
     var entry = { cfg: c, el: holder, view: null, ready: null, metric: state.metric };
-    // fit-x with padding: axis labels and the legend fit inside the given width.
-    var width = chartWidth();
-    var spec = Object.assign({}, specFor(c), { width: width,
-      config: S.chartConfig(c.spec.config, width),
-      autosize: { type: 'fit-x', contains: 'padding' } });
-    entry.ready = window.vegaEmbed(holder, spec, {
-      mode: 'vega-lite', actions: false, renderer: 'canvas', ast: true,
-      logLevel: 1  // vega.Error: an empty selection is not worth a console warning
-    }).then(function (result) { entry.view = result.view; return entry; });
+    entry.ready = embedChart(holder, sized(specFor(c), chartWidth()))
+      .then(function (result) { entry.view = result.view; return entry; });
     charts[c.id] = entry;
     return entry;
   }
 
-  var resizeTimer = null;
-  window.addEventListener('resize', function () {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(function () {
-      Object.keys(charts).forEach(function (id) {
-        var view = charts[id].view;
-        if (view) { view.width(chartWidth()).runAsync(); }
-      });
-      if (tableScroll) { updateScrollHint(); }
-    }, 200);
-  });
+  onResize(function () {
+    Object.keys(charts).forEach(function (id) {
+      var view = charts[id].view;
+      if (view) { view.width(chartWidth()).runAsync(); }
+    });
+    if (tableScroll) { updateScrollHint(); }
+  }, 200);
 
   // Rows the chart can place: the ones with every field it encodes (Vega drops the others
   // silently, so the summary would count marks that are not drawn).
@@ -929,7 +609,7 @@
   function renderChart(runIds, timings) {
     timings = timings || {};
     var c0 = performance.now();
-    if (!config.charts.length || typeof window.vegaEmbed !== 'function') {
+    if (!config.charts.length || !canDraw()) {
       return Promise.resolve();
     }
     var c = config.charts.filter(function (x) { return x.id === state.chart; })[0] || config.charts[0];
@@ -950,7 +630,7 @@
     timings.reduce_ms = performance.now() - c0;
     var series = new Set(rows.map(function (r) { return r.series; })).size;
     document.getElementById('epb-chart-summary').textContent = rows.length
-      ? chartTitle.textContent + ': ' + S.plural(rows.length, 'mark') + ' for ' + S.plural(series, 'endpoint \u00b7 workload') + '.'
+      ? chartTitle.textContent + ': ' + plural(rows.length, 'mark') + ' for ' + plural(series, 'endpoint \u00b7 workload') + '.'
       : '';
     chartEmpty.hidden = rows.length > 0;
     chartHost.classList.toggle('epb-chart-none', rows.length === 0);
@@ -959,10 +639,7 @@
     timings.alt_ms = performance.now() - a0;
     return entry.ready.then(function (e) {
       var v0 = performance.now();
-      // The bundle's window.vega is not the module, but every View is a Dataflow with changeset().
-      var cs = e.view.changeset().remove(function () { return true; }).insert(rows);
-      // resize(): recompute the padding for axis labels of the new data (autosize "pad").
-      return e.view.change(c.dataset, cs).resize().runAsync().then(function () {
+      return replaceRows(e.view, c.dataset, rows).then(function () {
         timings.vega_ms = performance.now() - v0;
       });
     });
@@ -974,7 +651,7 @@
     filtered = sortedMain().filter(function (row) { return passes(row, state); });
     var t1 = performance.now();
     renderTable();
-    S.showSuitePool(S.suitePool(state.self_reported === '1', state.emulated === '1'));
+    showSuitePool(suitePool(state.self_reported === '1', state.emulated === '1'));
     if (!board.renders && !hintDone) { hintDone = true; updateScrollHint(); }
     var t2 = performance.now();
     var runIds = new Set(filtered.map(function (r) { return r.run_id; }));
@@ -1015,8 +692,7 @@
   function start() {
     prepareMain();
     state = readUrl();
-    var form = el('form', { 'class': 'epb-filters', role: 'search', 'aria-label': 'Filter results' });
-    form.addEventListener('submit', function (e) { e.preventDefault(); });
+    var form = controlForm('epb-filters', 'Filter results');
     buildControls(form);
     host.appendChild(form);
     countEl = el('p', { 'class': 'epb-count', id: 'epb-count', 'aria-live': 'polite' });
@@ -1025,7 +701,7 @@
     host.appendChild(noteEl);
     var actions = el('div', { 'class': 'epb-downloads' });
     var csv = el('button', { type: 'button', 'class': 'md-button', id: 'epb-csv' }, 'Download these rows (CSV)');
-    csv.addEventListener('click', function () { download(toCsv(filtered), 'text/csv', 'epbench-' + config.page + '.csv'); });
+    csv.addEventListener('click', function () { download(toCsv(filtered, config.table.export_columns), 'text/csv', 'epbench-' + config.page + '.csv'); });
     var json = el('button', { type: 'button', 'class': 'md-button', id: 'epb-json' }, 'Download these rows (JSON)');
     json.addEventListener('click', function () {
       download(JSON.stringify(exportRows(), null, 1), 'application/json', 'epbench-' + config.page + '.json');
@@ -1037,14 +713,14 @@
     buildTable(host);
     syncControls();
     window.addEventListener('popstate', function () {
-      state = readUrl(); shown = PAGE_SIZE; lastPushedSearch = false; syncControls(); renderWithSeries();
+      state = readUrl(); shown = PAGE_SIZE; syncControls(); renderWithSeries();
     });
-    S.onScheme(function () {  // the other palette: the charts are embedded again in its colours
+    onScheme(function () {  // the other palette: the charts are embedded again in its colours
       Object.keys(charts).forEach(function (id) { charts[id].el.remove(); delete charts[id]; });
       render();
     });
     return renderWithSeries();
   }
 
-  board.ready = load().then(start).catch(function (err) { S.loadFailed(host, err); });
+  board.ready = load().then(start).catch(function (err) { loadFailed(host, err); });
 })();

@@ -6,16 +6,21 @@
  * speed to reach (tokens/s each user sees) or a ceiling on TTFT p90. Each endpoint is placed at
  * its best measured point meeting the target (highest system throughput), and the frontier it
  * draws is its result's own (`on_pareto`, computed once in Python). Every control is in the
- * address. Every element is built with createElement/textContent (window.epbSite.el).
+ * address. Every element is built with createElement/textContent (lib/dom.js).
  */
-(function () {
-  'use strict';
+import { el } from './lib/dom.js';
+import { fmt, plural } from './lib/format.js';
+import { fetchView, loadFailed } from './lib/data.js';
+import { addressState, flag, paramNotes } from './lib/url_state.js';
+import { controlForm, field, flagBox, select, syncControls } from './lib/controls.js';
+import { addDefinition, numCell, scrollHint } from './lib/tables.js';
+import { rankBadge, showSuitePool, suitePool, tierBadge, unrankedReasons, viewReasons } from './lib/provenance.js';
+import { canDraw, chartConfig, embed as embedChart, onScheme, replaceRows, sized } from './lib/charts.js';
 
-  var S = window.epbSite;
+(function () {
   var configEl = document.getElementById('epb-buyer-config');
   var host = document.getElementById('epb-buyer');
-  if (!S || !configEl || !host) { return; }
-  var el = S.el;
+  if (!configEl || !host) { return; }
   var config = JSON.parse(configEl.textContent);
   var compareMode = config.mode === 'compare';
   var CHART_SERIES = 5;  // the home chart draws the top five endpoints
@@ -23,29 +28,25 @@
   var points = [];
   var agentic = [];
   var state = {};
-  var controls = {};
+  var controls = {};     // parameter -> its control
+  var pickBox = null;    // compare: the endpoints' checkboxes
   var entries = [];      // one per endpoint x client region, ranked
   var chosen = [];       // compare: the entries chosen, in the order asked
   var chart = { view: null, holder: null, ready: null };
   var pending = Promise.resolve();
   var renders = 0;
 
-  // ---------------------------------------------------------------- data
-  var fetchView = S.fetchView;
-
   // ---------------------------------------------------------------- state <-> URL
-  var PARAMS = ['workload', 'target', 'value', 'unranked', 'self_reported'].concat(compareMode ? ['endpoints'] : []);
-  // The unranked control's flag was called emulated, though it takes in every unranked result:
-  // addresses shared with the old name still open the same view.
-  var OLD_FLAG = 'emulated';
-
   function defaultValue(target) {
     return String(target === 'ttft' ? config.defaults.ttft : config.defaults.speed);
   }
 
-  function defaults() {
-    return { workload: config.defaults.workload, target: 'speed', value: defaultValue('speed'),
-      unranked: '', self_reported: '', endpoints: '' };
+  // The page's parameters and their defaults (the target value's follows the target).
+  function defaults(s) {
+    var d = { workload: config.defaults.workload, target: 'speed', value: defaultValue(s.target),
+      unranked: '', self_reported: '' };
+    if (compareMode) { d.endpoints = ''; }
+    return d;
   }
 
   function knownEndpoints() {
@@ -54,91 +55,47 @@
     return seen;
   }
 
-  // The state the address asks for, and a sentence for each part that could not be applied.
-  function readUrl() {
-    var params = new URLSearchParams(window.location.search);
-    var s = defaults();
-    var problems = [];
-    params.forEach(function (value, key) {
-      if (PARAMS.indexOf(key) < 0 && key !== OLD_FLAG) {
-        problems.push('Unknown parameter \u201c' + key + '\u201d was ignored.');
+  // The endpoints asked for that have a serving result, at most compare_limit of them.
+  function endpointsCheck(v) {
+    var known = knownEndpoints();
+    var notes = [];
+    var kept = [];
+    v.split(',').filter(function (x) { return x !== ''; }).forEach(function (id) {
+      if (!known[id]) {
+        notes.push('endpoints: \u201c' + id + '\u201d has no serving result; left out.');
+      } else if (kept.indexOf(id) < 0 && kept.length < config.compare_limit) {
+        kept.push(id);
+      } else if (kept.indexOf(id) < 0) {
+        notes.push('endpoints: at most ' + config.compare_limit + ' at once; \u201c' + id + '\u201d left out.');
       }
     });
-    if (params.has('workload')) {
-      var w = params.get('workload');
-      if (config.workloads.indexOf(w) >= 0) {
-        s.workload = w;
-      } else {
-        problems.push('workload=' + w + ': no serving result for this workload; showing ' +
-          (s.workload || 'none') + '.');
-      }
-    }
-    if (params.has('target')) {
-      var t = params.get('target');
-      if (t === 'speed' || t === 'ttft') {
-        s.target = t; s.value = defaultValue(t);
-      } else {
-        problems.push('target=' + t + ': the target is speed (per-user speed) or ttft (TTFT ceiling); using speed.');
-      }
-    }
-    if (params.has('value')) {
-      var v = params.get('value');
-      var n = Number(v);
-      if (v.trim() !== '' && isFinite(n) && n > 0) {
-        s.value = String(n);
-      } else {
-        problems.push('value=' + v + ': not a positive number; using ' + s.value + '.');
-      }
-    }
-    var flag = params.has('unranked') ? 'unranked' : params.has(OLD_FLAG) ? OLD_FLAG : null;
-    if (flag) {
-      var e = params.get(flag);
-      if (e === '1' || e === '0' || e === '') { s.unranked = e === '1' ? '1' : ''; } else {
-        problems.push(flag + '=' + e + ': use unranked=1 to include unranked results; ignored.');
-      }
-    }
-    if (params.has('self_reported')) {
-      var sr = params.get('self_reported');
-      if (sr === '1' || sr === '0' || sr === '') { s.self_reported = sr === '1' ? '1' : ''; } else {
-        problems.push('self_reported=' + sr + ': use self_reported=1 to include self-reported ' +
-          'results; ignored.');
-      }
-    }
-    if (compareMode && params.has('endpoints')) {
-      var known = knownEndpoints();
-      var asked = params.get('endpoints').split(',').filter(function (x) { return x !== ''; });
-      var kept = [];
-      asked.forEach(function (id) {
-        if (!known[id]) {
-          problems.push('endpoints: \u201c' + id + '\u201d has no serving result; left out.');
-        } else if (kept.indexOf(id) < 0 && kept.length < config.compare_limit) {
-          kept.push(id);
-        } else if (kept.indexOf(id) < 0) {
-          problems.push('endpoints: at most ' + config.compare_limit + ' at once; \u201c' + id + '\u201d left out.');
-        }
-      });
-      s.endpoints = kept.join(',');
-    }
-    return { state: s, problems: problems };
+    return { value: kept.join(','), notes: notes };
   }
 
-  function queryString(s) {
-    var d = defaults();
-    var params = new URLSearchParams();
-    PARAMS.forEach(function (key) {
-      var value = s[key];
-      if (key === 'value' && value === defaultValue(s.target)) { return; }
-      if (value !== '' && value !== d[key]) { params.set(key, value); }
-    });
-    var text = params.toString();
-    return text ? '?' + text : window.location.pathname;
-  }
-
-  function commit() {
-    var target = queryString(state);
-    var search = target.charAt(0) === '?' ? target : '';
-    if (search !== (window.location.search || '')) { history.pushState(null, '', target); }
-  }
+  var address = addressState({
+    defaults: defaults,
+    // The unranked control's flag was called emulated, though it takes in every unranked
+    // result: addresses shared with the old name still open the same view.
+    aliases: { emulated: 'unranked' },
+    checks: {
+      workload: function (w, s) {
+        return config.workloads.indexOf(w) >= 0 ? { value: w }
+          : { why: 'no serving result for this workload; showing ' + (s.workload || 'none') + '.' };
+      },
+      target: function (t) {
+        return t === 'speed' || t === 'ttft' ? { value: t }
+          : { why: 'the target is speed (per-user speed) or ttft (TTFT ceiling); using speed.' };
+      },
+      value: function (v, s) {
+        var n = Number(v);
+        return v.trim() !== '' && isFinite(n) && n > 0 ? { value: String(n) }
+          : { why: 'not a positive number; using ' + s.value + '.' };
+      },
+      unranked: flag('unranked', 'unranked results'),
+      self_reported: flag('self_reported', 'self-reported results'),
+      endpoints: endpointsCheck
+    }
+  });
 
   // ---------------------------------------------------------------- ranking
   function targetValue() { return Number(state.value); }
@@ -151,8 +108,8 @@
 
   function targetText() {
     return state.target === 'ttft'
-      ? 'TTFT p90 at most ' + S.fmt(targetValue(), 'ms') + ' ms'
-      : 'every user at ' + S.fmt(targetValue(), 'tps') + ' tokens/s or faster';
+      ? 'TTFT p90 at most ' + fmt(targetValue(), 'ms') + ' ms'
+      : 'every user at ' + fmt(targetValue(), 'tps') + ' tokens/s or faster';
   }
 
   // One entry per endpoint x client region of the chosen workload: its best point at the target.
@@ -162,7 +119,7 @@
     var groups = new Map();
     points.forEach(function (p) {
       if (p.workload_id !== state.workload) { return; }
-      if (S.viewReasons(p, selfIncluded).length && !wanted) { return; }
+      if (viewReasons(p, selfIncluded).length && !wanted) { return; }
       var key = p.endpoint_id + '\u0000' + (p.client_region || '');
       var list = groups.get(key);
       if (!list) { list = []; groups.set(key, list); }
@@ -188,7 +145,7 @@
       var label = first.endpoint_id + (regions[first.endpoint_id] > 1 && first.client_region
         ? ' (from ' + first.client_region + ')' : '');
       out.push({ label: label, endpoint_id: first.endpoint_id, row: first, points: list, best: best,
-        closest: closest, reasons: S.viewReasons(first, selfIncluded) });
+        closest: closest, reasons: viewReasons(first, selfIncluded) });
     });
     out.sort(function (a, b) {
       if (!!a.best !== !!b.best) { return a.best ? -1 : 1; }
@@ -203,87 +160,59 @@
   }
 
   // ---------------------------------------------------------------- controls
-  function field(labelText, control, id) {
-    var wrap = el('div', { 'class': 'epb-field' });
-    control.id = id;
-    wrap.appendChild(el('label', { 'for': id }, labelText));
-    wrap.appendChild(control);
-    return wrap;
-  }
-
   function update(key, value) {
     state[key] = value;
     if (key === 'target') { state.value = defaultValue(value); }
-    commit();
-    sync();
+    address.commit(state);
+    syncControls(controls, state);
     render();
   }
 
   function buildControls() {
-    var form = el('form', { 'class': 'epb-filters epb-target', role: 'search', 'aria-label': 'Workload and target' });
-    form.addEventListener('submit', function (e) { e.preventDefault(); });
-    var workload = el('select', { name: 'workload' });
-    config.workloads.forEach(function (w) {
-      var o = el('option', null, w); o.value = w; workload.appendChild(o);
-    });
-    workload.addEventListener('change', function () { update('workload', workload.value); });
-    controls.workload = workload;
-    form.appendChild(field('Workload', workload, 'epb-b-workload'));
+    var form = controlForm('epb-filters epb-target', 'Workload and target');
+    controls.workload = select('workload', config.workloads.map(function (w) { return [w, w]; }),
+      function (v) { update('workload', v); });
+    form.appendChild(field('Workload', controls.workload, 'epb-b-workload'));
 
-    var target = el('select', { name: 'target' });
-    [['speed', 'Per-user speed at least (tokens/s)'], ['ttft', 'TTFT p90 at most (ms)']].forEach(function (pair) {
-      var o = el('option', null, pair[1]); o.value = pair[0]; target.appendChild(o);
-    });
-    target.addEventListener('change', function () { update('target', target.value); });
-    controls.target = target;
-    form.appendChild(field('Target', target, 'epb-b-target'));
+    controls.target = select('target', [['speed', 'Per-user speed at least (tokens/s)'],
+      ['ttft', 'TTFT p90 at most (ms)']], function (v) { update('target', v); });
+    form.appendChild(field('Target', controls.target, 'epb-b-target'));
 
     var value = el('input', { type: 'number', name: 'value', min: '0', step: 'any' });
     value.addEventListener('change', function () {
       var n = Number(value.value);
       if (value.value.trim() === '' || !isFinite(n) || n <= 0) {
-        S.paramNotes(host, ['The target must be a positive number; kept ' + state.value + '.']);
+        paramNotes(host, ['The target must be a positive number; kept ' + state.value + '.']);
         value.value = state.value;
         return;
       }
-      S.paramNotes(host, []);
+      paramNotes(host, []);
       update('value', String(n));
     });
     controls.value = value;
     form.appendChild(field('Target value', value, 'epb-b-value'));
 
-    S.flagBox(form, controls, update, 'unranked', 'epb-b-unranked',
+    flagBox(form, controls, update, 'unranked', 'epb-b-unranked',
       'Include unranked results (emulated, quick, without evidence or breaking a rule)');
-    S.flagBox(form, controls, update, 'self_reported', 'epb-b-self_reported',
+    flagBox(form, controls, update, 'self_reported', 'epb-b-self_reported',
       'Include self-reported results');
     host.appendChild(form);
     if (compareMode) {
       var pick = el('fieldset', { 'class': 'epb-pick', id: 'epb-pick' });
       pick.appendChild(el('legend', null, 'Endpoints to compare (two to ' + config.compare_limit + ')'));
-      controls.pick = pick;
+      pickBox = pick;
       host.appendChild(pick);
     }
-  }
-
-  function sync() {
-    controls.workload.value = state.workload;
-    controls.target.value = state.target;
-    controls.value.value = state.value;
-    controls.unranked.checked = state.unranked === '1';
-    controls.self_reported.checked = state.self_reported === '1';
   }
 
   // ---------------------------------------------------------------- tables
   function badges(entry) {
     var row = entry.row;
     var span = el('span', { 'class': 'epb-badges' });
-    var rankable = !entry.reasons.length;
-    span.appendChild(el('span', { 'class': 'epb-badge ' + (rankable ? 'epb-badge-ok' : 'epb-badge-no'),
-      title: rankable ? 'Rankable: passes every leaderboard rule' : 'Not ranked: ' + entry.reasons.join('; ') },
-    rankable ? 'ranked' : 'not ranked'));
+    span.appendChild(rankBadge(entry.reasons));
     span.appendChild(el('span', { 'class': 'epb-badge', title: 'Division: how the endpoint is offered and priced' },
       row.division));
-    var tier = S.tierBadge(row);
+    var tier = tierBadge(row);
     if (tier) { span.appendChild(tier); }
     if (row.source_format && row.source_format !== 'epbench') {
       span.appendChild(el('span', { 'class': 'epb-badge', title: 'Imported from another tool\u2019s output' },
@@ -305,23 +234,13 @@
     columns.forEach(function (col) {
       var th = el('th', { scope: 'col', 'data-key': col.key });
       th.appendChild(el('span', { title: col.help || col.label }, col.label));
-      if (col.help) {
-        th.appendChild(document.createTextNode(' '));
-        th.appendChild(el('a', { 'class': 'epb-def', href: config.methodology + (col.anchor ? '#' + col.anchor : ''),
-          title: col.help, 'aria-label': 'Definition of ' + col.label }, '?'));
-      }
+      addDefinition(th, col, config.methodology);
       if (col.kind === 'num') { th.className = 'epb-num'; }
       tr.appendChild(th);
     });
     var thead = el('thead');
     thead.appendChild(tr);
     return thead;
-  }
-
-  function numCell(value, format) {
-    var td = el('td', { 'class': 'epb-num' }, S.fmt(value, format));
-    if (typeof value === 'number') { td.title = String(value); }
-    return td;
   }
 
   function runLink(row, text) {
@@ -366,8 +285,8 @@
       if (!p) {
         if (col.key === 'system_tps') {
           var miss = el('td', { 'class': 'epb-miss', colspan: '5' }, state.target === 'ttft'
-            ? 'does not meet the target: lowest TTFT p90 ' + S.fmt(entry.closest.ttft_ms_p90, 'ms') + ' ms'
-            : 'does not reach the target: fastest per-user speed ' + S.fmt(entry.closest.tps_per_user, 'tps') + ' tok/s');
+            ? 'does not meet the target: lowest TTFT p90 ' + fmt(entry.closest.ttft_ms_p90, 'ms') + ' ms'
+            : 'does not reach the target: fastest per-user speed ' + fmt(entry.closest.tps_per_user, 'tps') + ' tok/s');
           tr.appendChild(miss);
         }
         return;
@@ -380,7 +299,7 @@
   var rankedTable = null;
   var rankedHint = null;
   window.addEventListener('resize', function () {
-    if (rankedTable && rankedHint) { S.scrollHint(rankedTable, rankedTable.firstChild, rankedHint); }
+    if (rankedTable && rankedHint) { scrollHint(rankedTable, rankedTable.firstChild, rankedHint); }
   });
   var compareAnchor = null;
 
@@ -390,7 +309,7 @@
     var picked = [];
     (ids.length >= 2 ? ids : entries.filter(function (e) { return e.rank; }).map(function (e) { return e.endpoint_id; }))
       .forEach(function (id) { if (picked.indexOf(id) < 0 && picked.length < (ids.length >= 2 ? config.compare_limit : 3)) { picked.push(id); } });
-    var params = new URLSearchParams(queryString(state).replace(/^[^?]*\??/, ''));
+    var params = new URLSearchParams(address.query(state).replace(/^[^?]*\??/, ''));
     if (picked.length) { params.set('endpoints', picked.join(',')); }
     compareAnchor.setAttribute('href', config.root + 'compare/?' + params.toString());
     // A comparison needs two: with fewer ranked (and none ticked) there is nothing to offer.
@@ -406,7 +325,7 @@
     var ranked = list.filter(function (e) { return e.rank; }).length;
     table.appendChild(el('caption', null, (compareMode ? 'The chosen endpoints' : 'Endpoints') + ' on ' +
       state.workload + ' with ' + targetText() + ': ' + (ranked
-        ? S.plural(ranked, 'ranked endpoint') + ', best throughput first (newest result of each; # is the rank among all endpoints).'
+        ? plural(ranked, 'ranked endpoint') + ', best throughput first (newest result of each; # is the rank among all endpoints).'
         : list.length ? 'none ranked; unranked results, best throughput first (newest result of each).'
           : state.unranked === '1' ? 'none yet.' : 'none ranked yet.')));
     table.appendChild(header(columns));
@@ -430,7 +349,7 @@
       rankedHint = el('p', { 'class': 'epb-scroll-hint', id: 'epb-ranked-hint', hidden: 'hidden' });
       scroll.parentNode.insertBefore(rankedHint, scroll);
     }
-    S.scrollHint(scroll, table, rankedHint);
+    scrollHint(scroll, table, rankedHint);
     if (!compareMode) {
       if (!compareAnchor) {
         compareAnchor = el('a', { 'class': 'md-button', id: 'epb-compare-link' }, '');
@@ -459,7 +378,7 @@
   }
 
   function renderPick() {
-    var pick = controls.pick;
+    var pick = pickBox;
     Array.prototype.slice.call(pick.querySelectorAll('label')).forEach(function (n) { n.remove(); });
     var ids = chosen.map(function (e) { return e.endpoint_id; });
     var seen = {};
@@ -475,7 +394,7 @@
           .map(function (b) { return b.value; });
         if (now.length > config.compare_limit) {
           box.checked = false;
-          S.paramNotes(host, ['At most ' + config.compare_limit + ' endpoints at once.']);
+          paramNotes(host, ['At most ' + config.compare_limit + ' endpoints at once.']);
           return;
         }
         update('endpoints', now.join(','));
@@ -499,7 +418,7 @@
     if (a === b) { return 'same'; }
     if (b === 0) { return '\u2014'; }
     var d = (a - b) / Math.abs(b) * 100;
-    return (d > 0 ? '+' : '') + S.fmt(d, 'num') + '%';
+    return (d > 0 ? '+' : '') + fmt(d, 'num') + '%';
   }
 
   // Every agentic result of the endpoint, ranked or not (the table says which); emulated ones
@@ -541,15 +460,18 @@
     return rows;
   }
 
+  // A figure of the entry's point chosen at the target.
+  function atBest(key) { return function (e) { return e.best && e.best[key]; }; }
+
   var DIFF = [
-    ['system throughput at target (tok/s)', function (e) { return e.best && e.best.system_tps; }, 'tps'],
-    ['per-user speed there (tok/s)', function (e) { return e.best && e.best.tps_per_user; }, 'tps'],
-    ['$ per M output tokens there', function (e) { return e.best && e.best.usd_per_mtok_output; }, 'usd'],
-    ['TTFT p50 there (ms)', function (e) { return e.best && e.best.ttft_ms_p50; }, 'ms'],
-    ['TTFT p90 there (ms)', function (e) { return e.best && e.best.ttft_ms_p90; }, 'ms'],
-    ['TTFT p99 there (ms)', function (e) { return e.best && e.best.ttft_ms_p99; }, 'ms'],
-    ['TPOT p90 there (ms)', function (e) { return e.best && e.best.tpot_ms_p90; }, 'ms'],
-    ['error rate there', function (e) { return e.best && e.best.error_rate; }, 'pct'],
+    ['system throughput at target (tok/s)', atBest('system_tps'), 'tps'],
+    ['per-user speed there (tok/s)', atBest('tps_per_user'), 'tps'],
+    ['$ per M output tokens there', atBest('usd_per_mtok_output'), 'usd'],
+    ['TTFT p50 there (ms)', atBest('ttft_ms_p50'), 'ms'],
+    ['TTFT p90 there (ms)', atBest('ttft_ms_p90'), 'ms'],
+    ['TTFT p99 there (ms)', atBest('ttft_ms_p99'), 'ms'],
+    ['TPOT p90 there (ms)', atBest('tpot_ms_p90'), 'ms'],
+    ['error rate there', atBest('error_rate'), 'pct'],
     ['max system throughput, any point (tok/s)', function (e) {
       return e.points.reduce(function (m, p) { return Math.max(m, p.system_tps || 0); }, 0);
     }, 'tps']
@@ -621,15 +543,15 @@
       var r = el('tr');
       cols.forEach(function (c) {
         if (c[0] === 'ranked') {
-          var why = S.unrankedReasons(a);
+          var why = unrankedReasons(a);
           r.appendChild(el('td', { 'class': why.length ? 'epb-long' : '', title: why.join('; ') },
             why.length ? 'not ranked: ' + why.join('; ') : 'ranked'));
         } else if (c[0] === 'ci') {
-          r.appendChild(el('td', { 'class': 'epb-num' }, S.fmt(a.success_ci_low, 'pct') + ' \u2013 ' + S.fmt(a.success_ci_high, 'pct')));
+          r.appendChild(el('td', { 'class': 'epb-num' }, fmt(a.success_ci_low, 'pct') + ' \u2013 ' + fmt(a.success_ci_high, 'pct')));
         } else if (c[2]) {
           r.appendChild(numCell(a[c[0]], c[2]));
         } else {
-          r.appendChild(el('td', null, S.fmt(a[c[0]])));
+          r.appendChild(el('td', null, fmt(a[c[0]])));
         }
       });
       body.appendChild(r);
@@ -676,14 +598,12 @@
     chartBox.textContent = '';
     chartBox.appendChild(chart.holder);
     var width = Math.max(280, Math.floor(chartBox.getBoundingClientRect().width) - 8);
-    var look = S.chartConfig(config.chart.config, width);
+    var look = chartConfig(config.chart.config, width);
     if (width < 640) {  // beside the table, or on a phone: fewer ticks on a narrow axis
       look.axisX = { tickCount: Math.max(4, Math.floor(width / 70)), labelOverlap: 'greedy', labelSeparation: 6 };
     }
-    var spec = Object.assign({}, config.chart, { width: width, config: look,
-      autosize: { type: 'fit-x', contains: 'padding' } });
-    chart.ready = window.vegaEmbed(chart.holder, spec, { mode: 'vega-lite', actions: false,
-      renderer: 'canvas', ast: true, logLevel: 1 }).then(function (result) { chart.view = result.view; return chart; });
+    chart.ready = embedChart(chart.holder, sized(config.chart, width, look))
+      .then(function (result) { chart.view = result.view; return chart; });
     return chart.ready;
   }
 
@@ -700,11 +620,11 @@
     var kind = anyRanked ? 'highest-ranked endpoint' : 'fastest unranked endpoint';
     chartCaption.textContent = (compareMode
       ? (list.length === 1 ? 'The chosen endpoint\u2019s' : 'The chosen endpoints\u2019')
-      : list.length === 1 ? 'The ' + kind + '\u2019s' : 'The ' + S.plural(list.length, kind) + '\u2019')
+      : list.length === 1 ? 'The ' + kind + '\u2019s' : 'The ' + plural(list.length, kind) + '\u2019')
       + ' newest results on ' + state.workload + ': each measured point (faint when another point of the ' +
       'same result is both faster per user and higher in throughput), the frontier as a step, the point chosen at ' +
       'the target ringed' + (state.target === 'speed' ? ', the target as a dashed line.' : '.');
-    chartSummary.textContent = S.plural(marks, 'point') + ' in ' + S.plural(list.length, 'series', 'series') + '.';
+    chartSummary.textContent = plural(marks, 'point') + ' in ' + plural(list.length, 'series', 'series') + '.';
     chartEmpty.hidden = marks > 0;
     chartBox.hidden = marks === 0;
     chartEmpty.textContent = marks ? '' : compareMode && !chosen.length && entries.length
@@ -712,12 +632,9 @@
       : entries.length ? 'Nothing to draw: no endpoint meets this target on this workload.'
       : state.unranked === '1' ? 'Nothing to draw: no result on this workload yet.'
         : 'Nothing to draw: no ranked result on this workload yet.';
-    if (typeof window.vegaEmbed !== 'function' || !marks) { return Promise.resolve(); }
+    if (!canDraw() || !marks) { return Promise.resolve(); }
     var ready = chart.view ? Promise.resolve(chart) : embed();
-    return ready.then(function (c) {
-      var cs = c.view.changeset().remove(function () { return true; }).insert(rows);
-      return c.view.change('rows', cs).resize().runAsync();
-    });
+    return ready.then(function (c) { return replaceRows(c.view, 'rows', rows); });
   }
 
   // The home page's "Newest results" follow the controls: the newest rows of the chosen
@@ -754,7 +671,7 @@
     if (compareMode) { renderDiff(); renderAgentic(); } else {
       renderNewest();
       // home's unranked control takes in every unranked result, self-reported ones too
-      S.showSuitePool(state.unranked === '1' ? 'all' : S.suitePool(state.self_reported === '1', false));
+      showSuitePool(state.unranked === '1' ? 'all' : suitePool(state.self_reported === '1', false));
     }
     pending = renderChart().then(function () {
       host.setAttribute('data-renders', String(++renders));
@@ -777,11 +694,11 @@
   };
 
   function start() {
-    var read = readUrl();
+    var read = address.read();
     state = read.state;
     buildControls();
-    S.paramNotes(host, read.problems);
-    sync();
+    paramNotes(host, read.problems);
+    syncControls(controls, state);
     if (compareMode) {
       buildChart(host);
     } else {
@@ -796,13 +713,14 @@
       buildChart(answer);
     }
     window.addEventListener('popstate', function () {
-      var again = readUrl(); state = again.state; S.paramNotes(host, again.problems); sync(); render();
+      var again = address.read(); state = again.state; paramNotes(host, again.problems);
+      syncControls(controls, state); render();
     });
-    S.onScheme(function () { chart.view = null; render(); });
+    onScheme(function () { chart.view = null; render(); });
     return render();
   }
 
   window.epbBuyer.ready = Promise.all([fetchView(config.sources.latest), fetchView(config.sources.agentic)])
     .then(function (views) { points = views[0]; agentic = views[1]; return start(); })
-    .catch(function (err) { S.loadFailed(host, err); });
+    .catch(function (err) { loadFailed(host, err); });
 })();
