@@ -20,8 +20,8 @@ The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that 
 rewrites one shard. A shard is three parts: `shard-NN.json`, each file's digests, findings and
 identity (read on every build); `shard-NN.rows.json`, each file's table rows as the checks made
 them (read only when a file of the shard changed); and the shard's rows as column-wise frames
-(`epbench.generator.build.row_store`, read on every build instead of the rows). Each part carries the
-sha256 of its body, so a part that was truncated, half-written or damaged is ignored and
+(`epbench.generator.build.row_store`, read on every build instead of the rows). Each part
+carries the sha256 of its body, so a part that was truncated, half-written or damaged is ignored and
 rebuilt. No key signs them: a key kept in the cache folder protects nothing from whoever can
 write that folder (the same user), so it is a plain digest, honest about what it checks; the
 cache is trusted because of where it is. Findings that depend on the clock (`date.future`) are

@@ -1,6 +1,6 @@
 """The validator's `Reuse` over the build cache: unchanged result files come back as the
-findings an earlier build computed, without being read (epbench.generator.build.build_cache), and their
-table rows from the shards' frames (epbench.generator.build.row_store).
+findings an earlier build computed, without being read (epbench.generator.build.build_cache),
+and their table rows from the shards' frames (epbench.generator.build.row_store).
 
 Fresh rows are kept as lists in the tables' column order (`Rows` of lists), the form the
 shards' frames are built from.
@@ -26,9 +26,9 @@ from epbench.generator.build.build_cache import (
 )
 from epbench.generator.build.cache_writer import save_in_background, wait_saved
 from epbench.generator.build.cold_shards import ShardTask, check_shards
+from epbench.generator.build.row_store import assemble
 from epbench.generator.collector import collector_paused
 from epbench.generator.report import status_for
-from epbench.generator.build.row_store import assemble
 from epbench.generator.tables import (
     AGENTIC_COLUMNS,
     IDENTITY,
@@ -57,10 +57,9 @@ _TABLES = (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS), ("agentic", AGENTIC
 
 def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     """`build_tables` with the build cache in `cache_dir`: unchanged results are neither read
-    nor validated, and their rows come from the shards' frames (`epbench.generator.build.row_store`) of
-    the
-    shards where nothing changed; the cache is then saved, and `Tables.sources` holds each
-    file's sha256."""
+    nor validated, and their rows come from the shards' frames
+    (`epbench.generator.build.row_store`) of the shards where nothing changed; the cache is
+    then saved, and `Tables.sources` holds each file's sha256."""
     if not results_dir.is_dir():
         return build_tables(results_dir, project)
     row_store.prefer_system_allocator()
@@ -166,8 +165,8 @@ class CachedChecks:
     def check(self, todo: list[Path], workload_semantics: WorkloadSemantics | None,
               now: datetime, workers: int, post: Post | None) -> list[Checked]:
         """Check the files `split` left, in their order: the files of shards the cache holds
-        nothing of by one worker a shard (`epbench.generator.build.cold_shards`, a full build), the others
-        with `check_files` and `keep`."""
+        nothing of by one worker a shard (`epbench.generator.build.cold_shards`, a full build), the
+        others with `check_files` and `keep`."""
         cold: dict[int, list[tuple[Path, str, Stamp]]] = {}
         for path in todo:
             if path in self._stamps:

@@ -4,11 +4,11 @@ made into rows and written by one worker each.
 The usual path sends every checked file's rows back to the parent, which keeps them, builds
 each shard's Arrow tables and writes the cache, one process on one core, seconds at 100,000
 results. A shard none of whose files the cache knows needs nothing of the parent: a worker
-checks its files, builds its tables (`epbench.generator.build.row_store`) and writes its three parts, and
-sends back only what the report and the tables need (each file's findings and identity, the
-shard's entries and the digests of its tables). The parent then reads the tables from disk, as
-it reads those of unchanged shards. Both paths give the same entries and tables: the worker
-runs the parent's own `CachedChecks.keep` and `row_store.shard_frames` on its shard.
+checks its files, builds its tables (`epbench.generator.build.row_store`) and writes its three
+parts, and sends back only what the report and the tables need (each file's findings and
+identity, the shard's entries and the digests of its tables). The parent then reads the tables
+from disk, as it reads those of unchanged shards. Both paths give the same entries and tables:
+the worker runs the parent's own `CachedChecks.keep` and `row_store.shard_frames` on its shard.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from epbench.generator.validate import Checked, Post, WorkloadSemantics, _worker
 
 
 class Keeper(Protocol):
-    """What of `epbench.generator.build.cached_checks.CachedChecks` a shard's worker uses (its class is
-    handed in with the task, so this module does not import it back)."""
+    """What of `epbench.generator.build.cached_checks.CachedChecks` a shard's worker uses (its
+    class is handed in with the task, so this module does not import it back)."""
 
     fresh: dict[str, Rows | None]
     shas: dict[str, str]

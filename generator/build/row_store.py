@@ -6,8 +6,8 @@ and building DataFrames row by row; only the shards where a file changed are bui
 A full build makes the same per-shard frames from its fresh rows and puts them together the
 same way (`assemble`), so both give the same tables, dtypes included. Stored as Arrow IPC
 files (data, never code: no pickle), each under the sha256 of its bytes kept in its shard's
-entry file (`epbench.generator.build.build_cache.body_digest`): a file that was truncated, damaged or
-written by another build since is ignored. Columns holding
+entry file (`epbench.generator.build.build_cache.body_digest`): a file that was truncated,
+damaged or written by another build since is ignored. Columns holding
 lists or dicts are kept as JSON text and decoded on reading.
 """
 

@@ -109,7 +109,7 @@ def test_a_run_of_the_claimed_agentic_workload_itself_validates(runs: dict[str, 
 
 @pytest.mark.parametrize(("variant", "pointer", "says"), [
     ("weather-fewer-tasks", "/agentic/tasks",
-     "journal line 2: the journal ran tasks ['paris-now', 'tokyo-fahrenheit'] (2 tasks), the "
+     "journal line 1: the journal ran tasks ['paris-now', 'tokyo-fahrenheit'] (2 tasks), the "
      "plan's are "
      "['paris-now', 'tokyo-fahrenheit', 'sao-paulo'] (3 tasks)"),
     ("weather-fewer-trials", "/agentic/trials",
