@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 
 from epbench import clidoc
-from tests.conftest import need
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT, need
 
 
 def sections(page: str) -> dict[str, str]:

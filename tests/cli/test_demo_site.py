@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from epbench.cli import main
 from epbench.demo import DEMO_MARK, serve_hint
+from tests.conftest import ROOT
 
 
 def test_the_demos_serve_hint_binds_the_server_to_loopback(tmp_path: Path) -> None:
@@ -19,7 +20,7 @@ def test_the_demos_serve_hint_binds_the_server_to_loopback(tmp_path: Path) -> No
 
 
 def test_the_demo_prints_the_loopback_hint() -> None:
-    source = (Path(__file__).parents[1] / "epbench" / "demo.py").read_text(encoding="utf-8")
+    source = (ROOT / "epbench" / "demo.py").read_text(encoding="utf-8")
     assert "click.echo(serve_hint(site))" in source
     assert source.count("http.server") == source.count("http.server --bind 127.0.0.1") + 1
 

@@ -17,8 +17,8 @@ from epbench.core.errors import InputError
 from epbench.generator.validate import validate_paths
 from epbench.runner.agentic.semantics import validate_workload_semantics
 from epbench.runner.endpoint import load_endpoint
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 EMULATOR = (ROOT / "endpoints" / "emulator.yaml").read_text("utf-8")
 
 

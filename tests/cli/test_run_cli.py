@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from epbench.core.documents import load_document
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
 
 

@@ -19,10 +19,17 @@ from epbench.generator.checks.workload_sha import WorkloadIndex
 from epbench.runner.agentic.executor import run_agentic
 from epbench.runner.context import RunContext
 from epbench.runner.workload import LoadedWorkload
-from tests.test_agentic_executor import CARD, FakeClient, Journal, call_chunks, ok, reply_chunks
-from tests.test_agentic_executor import workload as small_workload
+from tests.conftest import ROOT
+from tests.runner.agentic.test_agentic_executor import (
+    CARD,
+    FakeClient,
+    Journal,
+    call_chunks,
+    ok,
+    reply_chunks,
+)
+from tests.runner.agentic.test_agentic_executor import workload as small_workload
 
-ROOT = Path(__file__).resolve().parent.parent
 FALLBACK = {"feature": FEATURE, "fallback": NON_STREAMED, "reason": "empty stream"}
 
 

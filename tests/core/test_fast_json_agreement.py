@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ import pytest
 from epbench.core.documents import MAX_DEPTH, DocumentError, parse_document
 from epbench.core.fast_json import Unusual, fast_json
 from epbench.core.strict_json import depth, members, shape
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [p.read_bytes() for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]
 _INF = float("inf")
 

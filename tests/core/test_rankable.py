@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 from epbench.core.provenance import ATTESTED, Provenance, self_reported
 from epbench.core.rankable import REASONS, Reason
 from epbench.core.rankable import rankability as tiered
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SERVICED = json.loads((ROOT / "tests/data/results/alice/acme-llama-8b/"
                        "2026-11-20-chat-short-a1b2c3d4.json").read_text())
 AGENTIC = json.loads((ROOT / "tests/data/results/bob/acme-llama-8b/"

@@ -25,9 +25,9 @@ from epbench.runner.client import EndpointClient
 from epbench.runner.plan import build_plan
 from epbench.runner.trace_prompts import block_ends, trace_prompt
 from epbench.runner.workload import load_serving_workload
+from tests.conftest import ROOT
 from tests.emulator_fixture import running_emulator
 
-ROOT = Path(__file__).resolve().parent.parent
 AZURE = ROOT / "workloads" / "serving" / "trace-azure-code.yaml"
 MOONCAKE = ROOT / "workloads" / "serving" / "trace-mooncake-chat.yaml"
 ROWS = (b'{"timestamp": 0, "input_length": 1200, "output_length": 50, "hash_ids": [0, 1, 2]}\n'

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 
 from epbench.generator import cost
+from tests.conftest import ROOT
 
-DATA = Path(__file__).resolve().parent / "data" / "results"
+DATA = ROOT / "tests" / "data" / "results"
 SERVICED = json.loads(
     (DATA / "alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json").read_text()
 )

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import inspect
 import re
-from pathlib import Path
 
 from epbench.generator import docs_gen, formulas
 from epbench.generator.render import code_spans
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "site" / "templates" / "methodology.md.j2"
 
 

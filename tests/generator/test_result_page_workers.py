@@ -11,8 +11,9 @@ import pytest
 
 from epbench.generator import run_pages
 from epbench.generator.run_pages import SHELL_TITLE, Shell, _render_and_write, render_and_write
+from tests.conftest import ROOT
 
-SAMPLE = Path(__file__).parent / "data/results/alice/acme-llama-8b/" \
+SAMPLE = ROOT / "tests" / "data/results/alice/acme-llama-8b/" \
     "2026-11-20-chat-short-a1b2c3d4.json"
 SHELL = Shell(f"<html><head><title>{SHELL_TITLE}</title></head><body>\n",
               f"\n<footer>{SHELL_TITLE}</footer></body></html>")

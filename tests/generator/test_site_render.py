@@ -33,8 +33,8 @@ from epbench.generator.tables import (
     POINT_COLUMNS,
     RUN_COLUMNS,
 )
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests/data/results/alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json"
 
 

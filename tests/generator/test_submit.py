@@ -13,8 +13,7 @@ from test_validate_results import SERVICED, make_project
 
 from epbench.core.errors import InputError
 from epbench.generator.submit import submit_run
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 
 @pytest.fixture

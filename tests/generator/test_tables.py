@@ -14,8 +14,8 @@ from test_validate_results import AGENTIC, EMULATED, SELF_HOSTED, SERVICED, load
 from epbench.generator.downloads import read_csv, read_table, write_tables
 from epbench.generator.importers import import_results
 from epbench.generator.tables import build_tables
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TABLES_DOC = ROOT / "docs" / "tables.md"
 TAGS = ("productive", "repair", "recovery", "transport")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import yaml
 
@@ -15,8 +14,8 @@ from epbench.generator import docs_gen
 from epbench.generator.entity_pages import workload_page
 from epbench.generator.render import render, result_context
 from epbench.generator.trace_page import _repeated_blocks, trace_view
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 AZURE = ROOT / "workloads" / "serving" / "trace-azure-code.yaml"
 MOONCAKE = ROOT / "workloads" / "serving" / "trace-mooncake-chat.yaml"
 SAMPLE = ROOT / "tests/data/results/alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json"

@@ -24,8 +24,8 @@ from epbench.generator.validate import validate_paths
 from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, write_result
 from epbench.runner.plan import Plan, build_plan
 from epbench.runner.workload import load_serving_workload
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000
 
 

@@ -11,8 +11,9 @@ import pytest
 from epbench.core.findings import Finding
 from epbench.generator.disclosure import disclosure
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 
-DATA = Path(__file__).resolve().parent / "data" / "results"
+DATA = ROOT / "tests" / "data" / "results"
 SERVICED = json.loads(
     (DATA / "alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json").read_text()
 )
@@ -65,7 +66,7 @@ def test_a_bug_in_a_check_becomes_a_rejection_of_that_file_only(tmp_path: Path) 
     def broken(doc: dict[str, object], file: str) -> list[Finding]:
         raise RuntimeError("bug")
 
-    workloads = sorted((Path(__file__).resolve().parent.parent / "workloads" / "agentic")
+    workloads = sorted((ROOT / "workloads" / "agentic")
                        .glob("*.yaml"))
     assert workloads, "the agentic workloads ship with epbench"
     good = tmp_path / "ok.json"  # an emulator result: its endpoint and workload ship

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 SCHEMA = ROOT / "schemas" / "agentic-workload.schema.json"
 GUIDE = ROOT / "site" / "docs" / "guides" / "agentic-workload.md"
 

@@ -30,9 +30,9 @@ import importlib
 import re
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 # What a run, a build or a benchmark writes, or what lives outside the checkout: named in the
 # docs, never committed. `results/` is the folder contributors fill (empty here); `data/` is

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from epbench.core.paths import SOURCE_FOLDERS
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 # folder -> import name: the project's one map (epbench.core.paths), and the top floor
 FOLDERS = {folder: name for name, folder in SOURCE_FOLDERS.items()} | {"epbench": "epbench"}
 LAYERS = {"epbench.core": 0, "epbench.runner": 1, "epbench.generator": 1, "epbench": 2}

@@ -36,9 +36,9 @@ from epbench.runner.conversation import ConversationRunner
 from epbench.runner.plan import build_plan
 from epbench.runner.runner import ServingRunner
 from epbench.runner.workload import load_serving_workload
+from tests.conftest import ROOT
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
-ROOT = Path(__file__).resolve().parent.parent
 SYSTEM = "You answer in one short paragraph."
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,8 @@ from epbench.runner.bounds import Bounds
 from epbench.runner.client import EndpointClient
 from epbench.runner.emulator.faults import FAULT_CLASSES
 from epbench.runner.emulator.process import start_emulator
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
 
 FAULTS = {

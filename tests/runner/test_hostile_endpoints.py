@@ -15,14 +15,13 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.hostile_servers import CASES, hostile_server
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 5.0
 PEAK_MB = 300
 EXPECTED = {

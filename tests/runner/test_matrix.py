@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from epbench.cli import main
 from epbench.core.errors import InputError
 from epbench.runner.matrix import build_matrix
+from tests.conftest import ROOT
 
 ENDPOINT = """\
 kind: endpoint
@@ -165,7 +166,7 @@ def test_the_cli_prints_the_matrix_and_errors_as_one_line(endpoints: Path) -> No
 
 def load_collector() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "collect_runs", Path(__file__).resolve().parent.parent / "scripts" / "collect_runs.py"
+        "collect_runs", ROOT / "scripts" / "collect_runs.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

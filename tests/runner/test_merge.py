@@ -17,8 +17,8 @@ from epbench.runner.entry import JOURNAL_FILE, PLAN_FILE, write_json_atomic, wri
 from epbench.runner.merge import merge_runs
 from epbench.runner.plan import Plan, build_plan
 from epbench.runner.workload import load_serving_workload
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000
 
 

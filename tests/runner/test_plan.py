@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -11,8 +10,9 @@ from epbench.core.errors import InputError
 from epbench.runner.plan import Plan, build_plan, parse_shard
 from epbench.runner.prompts import draw_length, prompt_text
 from epbench.runner.workload import load_serving_workload
+from tests.conftest import ROOT
 
-SERVING = Path(__file__).resolve().parent.parent / "workloads" / "serving"
+SERVING = ROOT / "workloads" / "serving"
 
 
 def test_prompts_are_deterministic_unique_and_start_with_the_request_id():

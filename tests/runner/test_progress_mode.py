@@ -5,11 +5,9 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
-from pathlib import Path
 
 from epbench.runner.progress import auto_mode
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 
 class _Terminal(io.StringIO):

@@ -17,8 +17,8 @@ import yaml
 from epbench.core.documents import load_document
 from epbench.core.journal_file import Journal
 from epbench.core.schema import check_schema
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
-ROOT = Path(__file__).resolve().parent.parent
 GAP_S = 3.0
 
 

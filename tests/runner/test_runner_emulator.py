@@ -13,8 +13,7 @@ from epbench.core.documents import load_document
 from epbench.core.journal_file import Journal
 from epbench.core.schema import check_schema
 from epbench.runner.entry import run_command
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 

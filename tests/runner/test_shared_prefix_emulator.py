@@ -18,9 +18,9 @@ from epbench.generator.checks.workload_sha import WorkloadIndex
 from epbench.runner.entry import run_command
 from epbench.runner.plan import build_plan
 from epbench.runner.workload import load_serving_workload
+from tests.conftest import ROOT
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
-ROOT = Path(__file__).resolve().parent.parent
 PREFIXES, PREFIX_TOKENS, EACH = 4, 1024, 8
 # prefill 60 ms per 1k tokens: a 1k-token prefix read from the cache saves about 80 ms
 CACHE = {"prompt_cache": True, "jitter": 0, "ttft_ms": 10, "prefill_ms_per_1k_tokens": 60,

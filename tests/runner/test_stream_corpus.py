@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,9 @@ from openai.types.chat import ChatCompletionChunk
 
 from epbench.runner.agentic.assemble import assemble
 from epbench.runner.sse import SSEDecoder
+from tests.conftest import ROOT
 
-CORPUS = Path(__file__).parent / "streams"
+CORPUS = ROOT / "tests" / "streams"
 NAMES = sorted(p.stem for p in CORPUS.glob("*.sse"))
 
 

@@ -14,7 +14,6 @@ at a few ms per token an oversubscribed machine makes that common (workloads/DES
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,8 @@ from epbench.core.documents import load_document
 from epbench.runner.client import EndpointClient
 from epbench.runner.emulator.process import start_emulator
 from epbench.runner.entry import run_async
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration
 CONCURRENCY = 64
 REQUESTS = 256

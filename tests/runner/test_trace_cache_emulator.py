@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from epbench.runner.entry import run_command
+from tests.conftest import ROOT
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD = ROOT / "workloads" / "serving" / "trace-mooncake-chat.yaml"
 BLOCK = 512  # Mooncake's tokens per hash id
 CACHE = {"prompt_cache": True, "tpot_ms": 1, "ttft_ms": 5, "jitter": 0}

@@ -19,8 +19,8 @@ from epbench.core.documents import load_document
 from epbench.core.journal_file import Journal
 from epbench.core.trace_file import parse_trace
 from epbench.runner.entry import run_command
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "workloads" / "traces" / "azure-llm-2023-code-first1500.csv"
 SHIPPED = ROOT / "workloads" / "serving" / "trace-azure-code.yaml"
 

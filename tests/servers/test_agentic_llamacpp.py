@@ -13,9 +13,7 @@ import pytest
 import yaml
 
 from epbench.core.schema import check_schema
-from tests.conftest import need
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT, need
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.built_server("llama")]
 
@@ -87,7 +85,7 @@ def run(
     tmp_path: Path, base_url: str, max_tokens: int, stream: bool
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from epbench.runner.entry import run_command
-    from tests.test_llamacpp_serving import write_endpoint
+    from tests.servers.test_llamacpp_serving import write_endpoint
 
     path = tmp_path / f"wl-{max_tokens}.yaml"
     path.write_text(json.dumps(workload(max_tokens, stream)), encoding="utf-8")
@@ -149,7 +147,7 @@ def test_the_shipped_agentic_suite_runs_every_task_on_llama_with_its_declared_fa
     import yaml
 
     from epbench.runner.entry import run_command
-    from tests.test_llamacpp_serving import write_endpoint
+    from tests.servers.test_llamacpp_serving import write_endpoint
 
     endpoint = write_endpoint(tmp_path / "llama.yaml", llama_url)
     endpoint.write_text(
@@ -211,7 +209,7 @@ def test_without_a_declared_fallback_a_refused_feature_stops_the_workload_with_o
 ):
     from epbench.core.errors import RunError
     from epbench.runner.entry import run_command
-    from tests.test_llamacpp_serving import write_endpoint
+    from tests.servers.test_llamacpp_serving import write_endpoint
 
     path = ROOT / "workloads" / "agentic" / "weather-single-call.yaml"
     with pytest.raises(RunError, match=r"refuses streamed tool calls.*fallbacks:") as caught:
@@ -230,9 +228,9 @@ def test_an_imported_bfcl_workload_runs_against_llama_and_its_result_validates(
     the real server; the tiny random model mostly fails the tasks, the run must still finish
     and validate, every task with its trial."""
     from epbench.runner.entry import run_command
-    from tests.test_llamacpp_serving import write_endpoint
+    from tests.servers.test_llamacpp_serving import write_endpoint
 
-    shipped = Path(__file__).resolve().parent.parent / "workloads" / "agentic" / "bfcl"
+    shipped = ROOT / "workloads" / "agentic" / "bfcl"
     doc = yaml.safe_load((shipped / "bfcl-simple-python.yaml").read_text("utf-8"))
     doc["tasks"] = doc["tasks"][:3]
     doc["timeout_s"] = 120

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from epbench.core.schema import check_schema
-from tests.test_agentic_llamacpp import workload as agentic_workload
-from tests.test_llamacpp_serving import write_workload
+from tests.servers.test_agentic_llamacpp import workload as agentic_workload
+from tests.servers.test_llamacpp_serving import write_workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.built_server("llama")]
 NATIVE = ("anthropic-messages", "openai-responses")

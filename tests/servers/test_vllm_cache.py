@@ -32,7 +32,7 @@ from epbench.runner import serving_run
 from epbench.runner.entry import run_command
 from epbench.runner.runner import ServingRunner
 from tests.conftest import ROOT
-from tests.test_trace_cache_emulator import expected_hit_rate
+from tests.runner.test_trace_cache_emulator import expected_hit_rate
 from tests.vllm_fixture import MODEL_NAME, vllm_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.built_server("vllm")]

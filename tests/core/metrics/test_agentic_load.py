@@ -140,7 +140,7 @@ def test_a_run_with_levels_journals_each_level_resumes_by_level_and_recomputes()
     import json
 
     from epbench.generator.checks.evidence import first_difference, recompute
-    from tests.test_agentic_executor import (
+    from tests.runner.agentic.test_agentic_executor import (
         FakeClient,
         call_chunks,
         ok,

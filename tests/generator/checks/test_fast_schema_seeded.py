@@ -7,13 +7,12 @@ from __future__ import annotations
 import copy
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 from epbench.core.schema import check_schema
 from epbench.generator.checks.fast_schema import certainly_valid
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [json.loads(p.read_text()) for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]
 
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from epbench.generator.report import MARKER
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "hostile"
 CASES = sorted(p for p in CORPUS.iterdir()
                if "__" in p.name and p.suffix in (".json", ".yaml") and p.is_file())

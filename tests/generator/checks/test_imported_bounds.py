@@ -13,8 +13,9 @@ from typing import Any
 
 from epbench.generator.importers import import_results
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = ROOT / "tests" / "data"
 VLLM = next((DATA / "vllm").glob("*.json"))
 MLPERF = DATA / "mlperf"
 CURVE = MLPERF / "acme-org" / "sub-0001" / "results" / "sys-h100x8-vllm" / "llama3-8b"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 import string
-from pathlib import Path
 
 from epbench.core.credentials import (
     has_key_shape,
@@ -19,8 +18,9 @@ from epbench.core.credentials import (
 from epbench.generator.checks import secrets
 from epbench.generator.importers.bfcl import _task, workload
 from epbench.generator.importers.bfcl_source import CATEGORIES, Source
+from tests.conftest import ROOT
 
-FIXTURE = Path(__file__).parent / "data" / "bfcl" / "bfcl_eval-2026.3.23-data.zip"
+FIXTURE = ROOT / "tests" / "data" / "bfcl" / "bfcl_eval-2026.3.23-data.zip"
 BASE62 = string.ascii_letters + string.digits
 URLSAFE = BASE62 + "-_"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import string
-from pathlib import Path
 
 from epbench.core.credentials import TOKEN, has_key_shape, hex_runs, token_is_secret
 from epbench.generator.checks.secrets import (
@@ -16,8 +15,8 @@ from epbench.generator.checks.secrets import (
     _suspicious,
     _tokens,
 )
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [p.read_text("utf-8") for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]
 ALPHABET = string.ascii_letters + string.digits + "+/_=-"
 

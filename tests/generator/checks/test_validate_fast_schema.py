@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -13,8 +12,8 @@ from hypothesis import strategies as st
 
 from epbench.core.schema import check_schema
 from epbench.generator.checks.fast_schema import certainly_valid
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [json.loads(p.read_text()) for p in sorted((ROOT / "tests/data/results").rglob("*.json"))]
 ENDPOINT = {
     "kind": "endpoint", "schema_version": 1, "id": "acme", "provider": "Acme",

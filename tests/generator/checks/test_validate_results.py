@@ -16,8 +16,8 @@ import pytest
 from epbench.core.findings import Finding
 from epbench.generator.checks import CHECKS
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "tests" / "data" / "results"
 SERVICED = "alice/acme-llama-8b/2026-11-20-chat-short-a1b2c3d4.json"
 SELF_HOSTED = "alice/alice-h100-vllm/2026-11-21-chat-short-b2c3d4e5.json"

@@ -22,9 +22,8 @@ from epbench.cli import main
 from epbench.core.metrics.quality import REASON
 from epbench.generator import quality
 from epbench.generator.render import render, result_context
-from tests.conftest import need
+from tests.conftest import ROOT, need
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "data" / "bfcl" / "bfcl_eval-2026.3.23-data.zip"
 SHIPPED = ROOT / "workloads" / "agentic" / "bfcl"
 FAST = {"ttft_ms": 1, "tpot_ms": 0.2, "prefill_ms_per_1k_tokens": 1, "jitter": 0}

@@ -20,8 +20,9 @@ from epbench.core import bfcl_literals as literals
 from epbench.generator.importers.bfcl_source import Source
 from epbench.runner.agentic.matching import call_matches
 from epbench.runner.agentic.model import Match, load_workload
+from tests.conftest import ROOT
 
-FIXTURE = Path(__file__).parent / "data" / "bfcl" / "bfcl_eval-2026.3.23-data.zip"
+FIXTURE = ROOT / "tests" / "data" / "bfcl" / "bfcl_eval-2026.3.23-data.zip"
 BFCL = Match(strings="bfcl", numbers="bfcl", arguments="exact")
 
 

@@ -13,8 +13,9 @@ import pytest
 from epbench.core.errors import InputError
 from epbench.generator.importers import import_results
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 
-FIXTURE = Path(__file__).resolve().parent / "data" / "mlperf"
+FIXTURE = ROOT / "tests" / "data" / "mlperf"
 CURVE = FIXTURE / "acme-org" / "sub-0001" / "results" / "sys-h100x8-vllm" / "llama3-8b"
 WHEN = datetime(2026, 10, 2, 9, 0, tzinfo=UTC)  # the fixture's test_started_at is 0: --date
 
@@ -81,7 +82,7 @@ def test_the_cli_imports_the_fixture_and_it_validates(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     env = dict(os.environ, PYTHONPATH=str(root))
     out = tmp_path / "results" / "acme"
     done = subprocess.run(

@@ -10,8 +10,9 @@ import pytest
 from epbench.core.errors import InputError
 from epbench.generator.importers import import_results
 from epbench.generator.validate import validate_paths
+from tests.conftest import ROOT
 
-FIXTURE = next((Path(__file__).resolve().parent / "data" / "vllm").glob("*.json"))
+FIXTURE = next((ROOT / "tests" / "data" / "vllm").glob("*.json"))
 
 
 def test_the_saved_result_becomes_one_concurrency_point(tmp_path: Path) -> None:

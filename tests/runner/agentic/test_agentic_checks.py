@@ -21,8 +21,8 @@ from epbench.runner.agentic.checks import (
 from epbench.runner.agentic.model import load_workload
 from epbench.runner.agentic.semantics import validate_workload_semantics
 from epbench.runner.agentic.tools import ToolBox, error_kind, sample_latency_s, seeded_rng
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "workloads" / "agentic"
 
 

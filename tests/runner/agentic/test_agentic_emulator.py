@@ -17,9 +17,9 @@ import yaml
 
 from epbench.core.documents import load_document
 from epbench.core.schema import check_schema
-from tests.conftest import need
+from tests.conftest import ROOT, need
 
-SUITE = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
+SUITE = ROOT / "workloads" / "agentic"
 FAST = {"ttft_ms": 2, "tpot_ms": 0.5, "prefill_ms_per_1k_tokens": 2, "jitter": 0}
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -17,6 +17,7 @@ from epbench.runner.apis.openai_responses import ResponsesTranslator
 from epbench.runner.apis.openai_responses import build as build_responses
 from epbench.runner.apis.openai_responses import whole as whole_response
 from epbench.runner.client import ChatResponse, EndpointClient
+from tests.conftest import ROOT
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
 TOOL = {"type": "function",
@@ -277,12 +278,10 @@ def test_reasoning_first_sets_ttft_and_the_answer_sets_time_to_first_answer():
 
 
 def test_there_is_an_endpoint_template_for_each_api_and_each_one_validates():
-    from pathlib import Path
-
     from epbench.core.documents import load_document
     from epbench.core.schema import check_schema
 
-    folder = Path(__file__).resolve().parent.parent / "endpoints"
+    folder = ROOT / "endpoints"
     apis = set()
     for path in sorted(folder.glob("*.yaml.example")):
         doc = load_document(path)

@@ -14,9 +14,10 @@ import yaml
 
 from epbench.core.schema import check_schema
 from epbench.runner.entry import run_command
+from tests.conftest import ROOT
 from tests.emulator_fixture import emulator_endpoint, running_emulator
 
-SUITE = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
+SUITE = ROOT / "workloads" / "agentic"
 FAST = {"ttft_ms": 2, "tpot_ms": 0.5, "prefill_ms_per_1k_tokens": 2, "jitter": 0,
         "reasoning_tokens": 4, "prompt_cache": True,
         "agentic": {"split_arguments": True, "interleave_parallel": True}}

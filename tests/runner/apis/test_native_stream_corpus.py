@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -28,9 +27,10 @@ from epbench.runner.apis import get_api
 from epbench.runner.apis.anthropic_messages import STOP_REASONS
 from epbench.runner.client import EndpointClient
 from epbench.runner.sse import SSEDecoder
+from tests.conftest import ROOT
 from tests.sse_replay import replay_server
 
-STREAMS = Path(__file__).parent / "streams"
+STREAMS = ROOT / "tests" / "streams"
 CORPORA = {"anthropic-messages": STREAMS / "anthropic", "openai-responses": STREAMS / "responses"}
 CASES = [(api, p.stem) for api, folder in CORPORA.items() for p in sorted(folder.glob("*.sse"))]
 FIELDS = ("content", "reasoning", "calls", "finish_reason", "usage")

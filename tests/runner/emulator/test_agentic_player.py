@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from epbench.core.documents import load_document
 from epbench.runner.agentic.assemble import assemble
 from epbench.runner.agentic.tools import error_content
 from epbench.runner.emulator.agentic_play import AgenticPlayer
+from tests.conftest import ROOT
 
-SHIPPED = Path(__file__).resolve().parent.parent / "workloads" / "agentic"
+SHIPPED = ROOT / "workloads" / "agentic"
 
 
 @cache
