@@ -1,6 +1,6 @@
 """Arrival lag of a trace replay (issue 25, must-show 2): the Azure code sample's minutes 3-4
 at time scale 0.25 (531 then 187 requests, 35 then 12 a second) replayed open loop on the
-emulator over loopback, as tests/test_trace_replay.py does. Prints the lag behind schedule
+emulator over loopback, as tests/runner/test_trace_replay.py does. Prints the lag behind schedule
 (p50, p99), the requests per trace minute against the trace's, and whether p99 is under
 the 5 ms target (exit 1 when it is not).
 

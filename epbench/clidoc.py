@@ -3,7 +3,7 @@
 Each section is what `epbench [COMMAND] --help` prints, produced by running the real command
 (`main` with its own context settings, so `-h, --help`, and the program name `epbench`) in an
 80-column terminal (click then wraps at 78; its CliRunner would force 80).
-`python -m epbench.clidoc > docs/cli.md` regenerates the page; tests/test_cli_reference.py
+`python -m epbench.clidoc > docs/cli.md` regenerates the page; tests/cli/test_cli_reference.py
 compares it with the installed `epbench` command's output, so the reference cannot drift.
 """
 

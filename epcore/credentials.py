@@ -26,8 +26,9 @@ digits alone), and its words (`Search`, `SQL`, `4`) average 4 characters or more
 is not: its characters change between upper case, lower case and digits about every second
 character (its words average 1.9 characters), and fewer than one random 32-character token in
 10,000 passes for words (`made_of_words`; 48 of a million base62 tokens, 12 of a million
-URL-safe ones when measured; tests/test_secret_shapes.py holds it under one in 10,000). After
-`Bearer`, words in one case joined by `_` or `-` (`your_api_key_here`) are a placeholder.
+URL-safe ones when measured; tests/generator/checks/test_secret_shapes.py holds it under one
+in 10,000). After `Bearer`, words in one case joined by `_` or `-` (`your_api_key_here`) are a
+placeholder.
 """
 
 from __future__ import annotations

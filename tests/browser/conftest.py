@@ -18,8 +18,8 @@ from tests.conftest import need
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, with every result but the self-reported copy counted as attested: no test
-    here can sign a bundle for the public-good root (tests/test_provenance.py and the
-    attestation tests check tiers); these check what the pages do with them."""
+    here can sign a bundle for the public-good root (tests/generator/checks/test_provenance.py
+    and the attestation tests check tiers); these check what the pages do with them."""
     import epbench.generator.validate
     from epbench.generator.site import build_site
 

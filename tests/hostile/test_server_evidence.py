@@ -149,7 +149,7 @@ def test_a_first_line_the_runner_would_not_write_shows_nothing(tmp_path: Path) -
 @pytest.mark.integration
 def test_an_emulator_runs_journal_keeps_each_answers_id_and_validates(tmp_path: Path) -> None:
     from epbench.generator.checks.evidence import check_evidence
-    from tests.test_runner_emulator import fast_emulator, run, workload
+    from tests.runner.test_runner_emulator import fast_emulator, run, workload
 
     load = {"pattern": "concurrency", "concurrency": [2], "requests_per_point": 6,
             "warmup_requests": 1}

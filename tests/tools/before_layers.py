@@ -12,7 +12,7 @@ expected.json was written by that commit's code:
     PYTHONPATH=/tmp/before python tests/tools/before_layers.py \
         > tests/data/before-layers/expected.json
 
-tests/test_before_layers.py runs `snapshot()` with the current code and compares.
+tests/generator/test_before_layers.py runs `snapshot()` with the current code and compares.
 """
 
 from __future__ import annotations
