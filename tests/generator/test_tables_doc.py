@@ -4,11 +4,9 @@ column, with its header, is declared there once."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from epbench.generator import columns, docs_gen
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 
 def test_the_committed_tables_page_is_what_the_registry_generates() -> None:
