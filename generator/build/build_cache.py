@@ -120,7 +120,7 @@ class Stamp:
 
 @dataclass
 class BuildCache:
-    """Entries of one results tree in one context; `hits`/`misses` count this build's lookups."""
+    """Entries of one results tree in one context."""
 
     folder: Path
     context: str
@@ -132,8 +132,6 @@ class BuildCache:
     frames: dict[int, Any] = field(default_factory=dict)
     """Shard -> where its row frames are and their digests (`epbench.generator.build.row_store`)."""
     seen: set[str] = field(default_factory=set)
-    hits: int = 0
-    misses: int = 0
 
     @classmethod
     def open(cls, folder: Path, project: Path) -> BuildCache:
@@ -228,9 +226,7 @@ class BuildCache:
         if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
                 and entry.get("journal_sha") == now.journal_sha \
                 and entry.get("bundle_sha") == now.bundle_sha:
-            self.hits += 1
             return now, entry
-        self.misses += 1
         return now, None
 
     def store(self, rel: str, stamp: Stamp, kind: str | None, findings: list[Finding],
