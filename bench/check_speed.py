@@ -4,7 +4,8 @@
                                 [--base main] [--rounds 3]
 
 What `epbench build` does per result in its worker: `epbench.generator.validate.check_file` (load,
-secret scan, schema, semantic checks) and then the `post` step, `epbench.generator.tables.RowMaker`.
+secret scan, schema, semantic checks) and then its rows, `epbench.generator.tables.RowMaker`
+(`tables.RowCheck` runs both).
 The same first `--files` results (sorted by path) are timed with time.process_time() in one
 process, for the code of `--base` (checked out with `git worktree add --detach` into a
 temporary folder, removed afterwards) and for this tree, each in a fresh subprocess whose
@@ -12,8 +13,9 @@ import path starts with its tree. The sides alternate for `--rounds` rounds and 
 of each side is kept (the machine is shared: other work lengthens CPU time a little too).
 A warm-up pass over 50 files (schema compilation, workload index, imports) is not timed.
 
-It also checks that both sides produce the same findings and the same rows for every file,
-and exits 1 when they do not. Output: ms per file of each side, the ratio, the load average.
+It also checks that both sides produce the same findings and the same rows for every file
+(rows compared as lists in column order, the form a base whose rows were dicts is turned
+into), and exits 1 when they do not. Output: ms per file of each side, the ratio, the load average.
 """
 
 from __future__ import annotations
@@ -69,10 +71,20 @@ def child(tree: str, results: str, files: int, out: str) -> None:
         digest.update(repr(sorted(
             (f.pointer, f.check, f.severity, f.message, f.fix) for f in checked.findings
         )).encode())
-        digest.update(repr(rows).encode())
+        digest.update(repr(listed(rows)).encode())
     rejected = sum(1 for _, rows in outcomes if rows == "rejected")
     Path(out).write_text(json.dumps({"cpu": cpu, "files": len(paths), "digest":
                                      digest.hexdigest(), "rejected": rejected}))
+
+
+def listed(rows: Any) -> Any:
+    """Rows as lists in column order (a tree whose RowMaker gave dicts by column name)."""
+    from epbench.generator.tables import TABLE_COLUMNS
+
+    if not hasattr(rows, "runs"):
+        return rows  # "rejected", or None for a file that gives no rows
+    return [[r if isinstance(r, list) else [r.get(c) for c in TABLE_COLUMNS[name]]
+             for r in getattr(rows, name)] for name in ("runs", "points", "agentic")]
 
 
 def run_side(tree: Path, args: argparse.Namespace) -> dict[str, float | str]:

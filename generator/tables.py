@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pandas as pd
 
 from epbench.core import evidence
 from epbench.core.documents import DocumentError, load_document
+from epbench.core.findings import Finding
 from epbench.core.metrics.pareto import frontier
 from epbench.core.paths import data_dir
 from epbench.core.pricing import card_on
@@ -35,7 +37,9 @@ from epbench.generator.confirmation import confirmations
 from epbench.generator.disclosure import disclosure
 from epbench.generator.prompt_cache import cache_figures
 from epbench.generator.report import Report, status_for
-from epbench.generator.validate import Checked, Reuse, validate_documents
+from epbench.generator.row_frames import frames
+from epbench.generator.validate import Checked, FileCheck, files_to_check, report_on
+from epbench.generator.worker_pool import each_file
 
 IDENTITY = [spec.name for spec in columns.IDENTITY]
 TARGET_SPEED = columns.TARGET_SPEED
@@ -99,12 +103,12 @@ def ranking_limits(project: Path, kind: str, workload_id: str) -> dict[str, Any]
 
 @dataclass(frozen=True)
 class Rows:
-    """The table rows one valid result contributes: dicts by column name, or lists in the
-    tables' column order (as the build cache keeps them)."""
+    """The table rows one valid result contributes, each a list in its table's column order
+    (`TABLE_COLUMNS`), as the frames are built from them and the build cache keeps them."""
 
-    runs: list[Any]
-    points: list[Any]
-    agentic: list[Any]
+    runs: list[list[Any]]
+    points: list[list[Any]]
+    agentic: list[list[Any]]
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,48 @@ class RowMaker:
             return None
         builder = _Builder(self.results_dir, self.project, self.build)
         builder.add(item)
-        return Rows(builder.runs, builder.points, builder.agentic)
+        return Rows(*([[row.get(c) for c in TABLE_COLUMNS[name]] for row in part]
+                      for name, part in (("runs", builder.runs), ("points", builder.points),
+                                         ("agentic", builder.agentic))))
+
+
+@dataclass
+class Derived:
+    """One checked file (its document dropped) and the rows it gives the tables: None for a
+    file that is not a result, one the checks rejected, or one whose rows could not be made."""
+
+    checked: Checked
+    rows: Rows | None
+
+
+@dataclass(frozen=True)
+class RowCheck:
+    """A file checked (`validate.FileCheck`) and, when it is a result the checks kept, its
+    rows made in the same process: in a validation worker only the outcome and the rows travel
+    back, not the document, and the rows are made on every core."""
+
+    check: FileCheck
+    make: RowMaker
+
+    def __call__(self, path: Path) -> Derived:
+        item = self.check(path)
+        rows = None
+        if item.document is not None and status_for(item.findings) != "rejected":
+            try:
+                rows = self.make(item)
+            except Exception as exc:  # a bug in making one result's rows must not stop the others
+                item.findings.append(Finding(
+                    item.display, "", "internal.error", "reject",
+                    f"aggregating this file failed ({type(exc).__name__})",
+                    "open an issue with this file attached",
+                ))
+        item.document = None
+        return Derived(item, rows)
+
+
+def row_check(results_dir: Path, project: Path) -> RowCheck:
+    """The task of a build's workers over the result files under `results_dir`."""
+    return RowCheck(FileCheck(None, datetime.now(UTC)), RowMaker(results_dir, project))
 
 
 class _Builder:
@@ -306,39 +351,6 @@ def _endpoint_rows(project: Path) -> list[dict[str, Any]]:
     return rows
 
 
-STORED = "rows in the build cache's frames"
-"""`Checked.derived` of a file whose rows the build cache keeps
-(epbench.generator.build.row_store)."""
-
-
-def tables_from_checked(checked: list[Checked], report: Report, results_dir: Path,
-                        project: Path) -> Tables:
-    """Tables from already-validated files (their documents are kept unless rejected), built
-    the way the build cache builds them (per shard, then together:
-    epbench.generator.build.row_store)."""
-    from epbench.generator.build.build_cache import shard_of
-    from epbench.generator.build.row_store import assemble, shard_frames
-
-    make = RowMaker(results_dir, project)
-    root = os.path.abspath(results_dir)
-    by_shard: dict[int, dict[str, Rows]] = {}
-    order = []
-    for item in checked:
-        if item.kind != "result" or status_for(item.findings) == "rejected":
-            continue
-        rows = item.derived if isinstance(item.derived, Rows) else make(item)
-        if rows is None:
-            continue
-        rel = os.path.relpath(os.path.abspath(item.path), root).replace(os.sep, "/")
-        by_shard.setdefault(shard_of(rel), {})[rel] = Rows(*(
-            [r if isinstance(r, list) else [r.get(c) for c in columns] for r in getattr(rows, n)]
-            for n, columns in (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS),
-                               ("agentic", AGENTIC_COLUMNS))))
-        order.append(rel)
-    shards = [shard_frames(by_shard[n], TABLE_COLUMNS) for n in sorted(by_shard)]
-    return tables_from_frames(assemble(shards, order, TABLE_COLUMNS), report, project)
-
-
 def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
                        project: Path) -> Tables:
     """The tables from the accepted results' rows: the quality gate, the order, history and
@@ -359,15 +371,19 @@ def tables_from_frames(frames: dict[str, pd.DataFrame], report: Report,
     )
 
 
-def build_tables(results_dir: Path, project: Path, reuse: Reuse | None = None) -> Tables:
-    """Validate every file under results_dir and aggregate the ones that were not rejected.
-    With `reuse` (the incremental build, epbench.generator.build.cached_tables), files it
-    knows are not read again."""
+def build_tables(results_dir: Path, project: Path) -> Tables:
+    """Validate every file under results_dir and aggregate the ones that were not rejected
+    (each result's rows made where it was checked). The incremental build, which reads no
+    unchanged file again, is `epbench.generator.build.cached_tables`."""
     if not results_dir.is_dir():
-        return tables_from_checked([], Report(), results_dir, project)
-    report, checked = validate_documents([results_dir], None, None,
-                                         post=RowMaker(results_dir, project), reuse=reuse)
-    return tables_from_checked(checked, report, results_dir, project)
+        return tables_from_frames(frames({}, [], TABLE_COLUMNS), Report(), project)
+    files, known = files_to_check([results_dir], None)
+    made = each_file(row_check(results_dir, project), files)
+    report = report_on([d.checked for d in made] + known, [results_dir], None)
+    root = os.path.abspath(results_dir)
+    rows = {os.path.relpath(os.path.abspath(d.checked.path), root).replace(os.sep, "/"): d.rows
+            for d in made if d.rows is not None and status_for(d.checked.findings) != "rejected"}
+    return tables_from_frames(frames(rows, list(rows), TABLE_COLUMNS), report, project)
 
 
 __all__ = ["AGENTIC_COLUMNS", "ENDPOINT_COLUMNS", "HISTORY_COLUMNS", "POINT_COLUMNS",

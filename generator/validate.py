@@ -9,19 +9,14 @@ the results tree. A file that makes the validator itself fail is rejected with
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
-import pickle
-import stat
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from epbench.core.digests import sha256_file
 from epbench.core.documents import (
     DocumentError,
     document_from_bytes,
@@ -30,7 +25,6 @@ from epbench.core.documents import (
 )
 from epbench.core.errors import InputError
 from epbench.core.findings import Finding
-from epbench.core.journal_records import SUFFIX as JOURNAL_SUFFIX
 from epbench.core.paths import project_dir
 from epbench.core.provenance import Provenance
 from epbench.core.schema import check_schema, kind_of
@@ -50,19 +44,18 @@ from epbench.generator.checks.provenance import check_reserved, tier_of
 from epbench.generator.checks.secrets import scan
 from epbench.generator.checks.trace_workload import check_trace_workload
 from epbench.generator.report import FileStatus, Report, status_for
+from epbench.generator.worker_pool import each_file
 
 WorkloadSemantics = Callable[[dict[str, Any], str], list[Finding]]
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 PROJECT_FOLDERS = ("results", "workloads", "endpoints")
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "_site", "runs"})
-POOL_MIN_FILES = 1500
-"""Below this many files a process pool costs more than it saves."""
 
 
 @dataclass
 class Checked:
     """One file's outcome. `document` is kept when the file passed its schema (and dropped
-    once it is rejected); `derived` is what a `post` step computed from it in the worker."""
+    once it is rejected)."""
 
     path: Path
     display: str
@@ -71,10 +64,8 @@ class Checked:
     document: Any = None
     run_id: str | None = None
     identity: dict[str, str | None] = field(default_factory=dict)
-    derived: Any = None
-    digests: tuple[str | None, str | None] = (None, None)
-    """sha256 of the bytes checked (None when the file was not read) and, when a `post` step
-    runs, of the journal beside it: the build cache keeps them, with no second read."""
+    digest: str | None = None
+    """sha256 of the bytes checked (None when the file was not read)."""
     provenance: Provenance | None = None
     """A schema-valid result's tier (epbench.generator.checks.provenance), for its table rows."""
 
@@ -180,7 +171,7 @@ def _check_file(
         )])
     try:
         data = read_bytes_limited(path)
-        digest = hashlib.sha256(data).hexdigest()  # of the bytes checked: the cache's key
+        digest = hashlib.sha256(data).hexdigest()  # of the bytes checked
         document, text = document_from_bytes(data, path)
     except DocumentError as exc:
         problem = exc.problem
@@ -196,7 +187,7 @@ def _check_file(
         return Checked(path, display, None, [Finding(
             display, "/kind", "kind.unknown", "reject", what[:200],
             "set kind to one of: result, endpoint, serving-workload, agentic-workload",
-        )], digests=(digest, None))
+        )], digest=digest)
     findings = scan(document, display, text)
     if kind == "result" and path.suffix != ".json":
         findings.append(Finding(
@@ -224,7 +215,7 @@ def _check_file(
             findings += workload_semantics(document, display)
         elif kind == "serving-workload":
             findings += check_trace_workload(document, display, path)
-    checked = Checked(path, display, kind, findings, digests=(digest, None),
+    checked = Checked(path, display, kind, findings, digest=digest,
                       provenance=provenance)
     if not schema_findings:
         checked.remember(document)
@@ -243,82 +234,23 @@ def _index_for(path: Path, cache: dict[Any, WorkloadIndex]) -> WorkloadIndex:
     return cache[folder]
 
 
-# --- process pool: each worker keeps its own workload indexes -------------------------------
+@dataclass
+class FileCheck:
+    """`check_file` on a path, with the workload index of each file's project kept for the
+    files after it: the one task a worker process keeps (`epbench.generator.worker_pool`), so
+    each worker builds its own indexes once. Other steps compose it (the tables make a
+    result's rows in the same worker: `epbench.generator.tables.RowCheck`)."""
 
-_WORKER: dict[str, Any] = {}
+    workload_semantics: WorkloadSemantics | None
+    now: datetime
+    indexes: dict[Any, WorkloadIndex] = field(default_factory=dict, repr=False, compare=False)
 
+    def __call__(self, path: Path) -> Checked:
+        return check_file(path, str(path), self.workload_semantics,
+                          _index_for(path, self.indexes), self.now)
 
-Post = Callable[[Checked], Any]
-
-
-class Reuse(Protocol):
-    """Outcomes kept from an earlier build (epbench.generator.build.cached_checks): `split` returns,
-    for each file, what it still knows of it (None: check it) and the files to check, in order;
-    `check` checks those (with `check_files`, or its own way) and keeps what they gave."""
-
-    def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]: ...
-
-    def check(self, todo: list[Path], workload_semantics: WorkloadSemantics | None,
-              now: datetime, workers: int, post: Post | None) -> list[Checked]: ...
-
-
-def _finish(item: Checked, post: Post | None) -> Checked:
-    """Run the post step on a file that was not rejected; then drop the document (only what
-    the post step derived travels back from a worker)."""
-    if post is None:
-        return item
-    item.digests = (item.digests[0],
-                    _sha256(os.fspath(item.path).removesuffix(".json") + JOURNAL_SUFFIX))
-    if item.document is not None and status_for(item.findings) != "rejected":
-        try:
-            item.derived = post(item)
-        except Exception as exc:  # a bug in the post step must not stop the others
-            item.findings.append(Finding(
-                item.display, "", "internal.error", "reject",
-                f"aggregating this file failed ({type(exc).__name__})",
-                "open an issue with this file attached",
-            ))
-    item.document = None
-    return item
-
-
-def _worker_init(workload_semantics: WorkloadSemantics | None, now: datetime,
-                 post: Post | None) -> None:
-    # Forked from a build that paused the collector (epbench.generator.collector); hostile files
-    # make
-    # reference cycles (a schema error and its context), which must not pile up here. What the
-    # worker inherited is frozen (never scanned again), and the youngest generation is
-    # collected every 20,000 new containers, not 700: a result allocates thousands, and the
-    # default made collection about a tenth of a worker's time.
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
-    gc.enable()
-    _WORKER.update(semantics=workload_semantics, now=now, indexes={}, post=post)
-
-
-def _worker_check(item: tuple[Path, str]) -> Checked:
-    path, display = item
-    index = _index_for(path, _WORKER["indexes"])
-    checked = check_file(path, display, _WORKER["semantics"], index, _WORKER["now"])
-    return _finish(checked, _WORKER["post"])
-
-
-def _sha256(path: Path | str) -> str | None:
-    """The file's sha256, None when it cannot be read as a regular file."""
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        return sha256_file(path)
-    except OSError:
-        return None
-
-
-def _picklable(value: object) -> bool:
-    try:
-        pickle.dumps(value)
-    except Exception:  # lambdas and closures cannot cross processes
-        return False
-    return True
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "indexes": {}}  # a worker builds its own
 
 
 def check_files(
@@ -326,32 +258,9 @@ def check_files(
     workload_semantics: WorkloadSemantics | None,
     now: datetime | None = None,
     workers: int | None = None,
-    post: Post | None = None,
-    reuse: Reuse | None = None,
 ) -> list[Checked]:
-    """Check each file (in a process pool for large trees); `post` runs on each file that was
-    not rejected, in the same worker, and its documents are then dropped. With `reuse`, files
-    it knows are not read again."""
-    if reuse is not None:
-        known, todo = reuse.split(files)
-        fresh = reuse.check(todo, workload_semantics, now or datetime.now(UTC),
-                            workers if workers is not None else (os.cpu_count() or 1), post)
-        checked = iter(fresh)  # in the order of the files left to check
-        return [item if item is not None else next(checked) for item in known]
-    now = now or datetime.now(UTC)
-    items = [(path, str(path)) for path in files]
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if (len(items) >= POOL_MIN_FILES and workers > 1
-            and _picklable(workload_semantics) and _picklable(post)):
-        with ProcessPoolExecutor(workers, initializer=_worker_init,
-                                 initargs=(workload_semantics, now, post)) as pool:
-            return list(pool.map(_worker_check, items, chunksize=100))
-    indexes: dict[Any, WorkloadIndex] = {}
-    return [
-        _finish(check_file(path, display, workload_semantics, _index_for(path, indexes), now),
-                post)
-        for path, display in items
-    ]
+    """Check each file, in order (in a process pool for large trees)."""
+    return each_file(FileCheck(workload_semantics, now or datetime.now(UTC)), files, workers)
 
 
 def _run_id_of(path: Path) -> str | None:
@@ -400,17 +309,11 @@ def cross_file_findings(checked: list[Checked], walked: Iterable[Path] = ()) -> 
     return out
 
 
-def validate_documents(
-    paths: list[Path],
-    changed_since: str | None,
-    workload_semantics: WorkloadSemantics | None,
-    now: datetime | None = None,
-    workers: int | None = None,
-    post: Post | None = None,
-    reuse: Reuse | None = None,
-) -> tuple[Report, list[Checked]]:
-    """The report, and each file's outcome (with what `post` derived from it)."""
-    gone: list[Checked] = []
+def files_to_check(paths: list[Path],
+                   changed_since: str | None) -> tuple[list[Path], list[Checked]]:
+    """The files to check under `paths` (or those changed since a git revision), and the
+    outcomes known without checking a file: deletions `--changed-since` found, build state
+    committed in a project given."""
     if changed_since is not None:
         changes = changed_files(changed_since, paths)
         files = []  # a changed journal or bundle is a change of its result: check the result
@@ -421,15 +324,16 @@ def validate_documents(
                 files.append(companion)
             elif kind not in NOT_DOCUMENTS:
                 files.append(path)
-        files = list(dict.fromkeys(files))
-        gone = [Checked(path, str(path), None, [finding]) for path, finding in changes.findings]
-    else:
-        files = collect_files(paths)
-        gone = [Checked(Path(f.file), f.file, None, [f])
-                for given in paths if is_project(given) for f in committed_state(given)]
-    checked = check_files(files, workload_semantics, now=now, workers=workers, post=post,
-                          reuse=reuse)
-    checked += gone
+        return (list(dict.fromkeys(files)),
+                [Checked(path, str(path), None, [finding]) for path, finding in changes.findings])
+    return collect_files(paths), [
+        Checked(Path(f.file), f.file, None, [f])
+        for given in paths if is_project(given) for f in committed_state(given)]
+
+
+def report_on(checked: list[Checked], paths: list[Path], changed_since: str | None) -> Report:
+    """The report over every file's outcome, once the checks across files have added their
+    findings to each; a file rejected by them loses its document."""
     walked = [] if changed_since is not None else [
         p for p in paths if p.is_dir() and not p.is_symlink() and in_data_folder(p)]
     extra = cross_file_findings(checked, walked)
@@ -443,8 +347,20 @@ def validate_documents(
         report.files.append(item.status())
         if status_for(item.findings) == "rejected":
             item.document = None
-            item.derived = None
-    return report, checked
+    return report
+
+
+def validate_documents(
+    paths: list[Path],
+    changed_since: str | None,
+    workload_semantics: WorkloadSemantics | None,
+    now: datetime | None = None,
+    workers: int | None = None,
+) -> tuple[Report, list[Checked]]:
+    """The report, and each file's outcome (with its document unless it was rejected)."""
+    files, known = files_to_check(paths, changed_since)
+    checked = check_files(files, workload_semantics, now=now, workers=workers) + known
+    return report_on(checked, paths, changed_since), checked
 
 
 def validate_paths(

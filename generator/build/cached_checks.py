@@ -1,17 +1,15 @@
-"""The validator's `Reuse` over the build cache: unchanged result files come back as the
-findings an earlier build computed, without being read (epbench.generator.build.build_cache),
-and their table rows from the shards' frames (epbench.generator.build.row_store).
-
-Fresh rows are kept as lists in the tables' column order (`Rows` of lists), the form the
-shards' frames are built from.
+"""The incremental build's tables: unchanged result files come back as the findings an
+earlier build computed, without being read (epbench.generator.build.build_cache), and their
+table rows from the shards' frames (epbench.generator.build.row_store); the other files are
+checked and their rows made by the tables' own task (`epbench.generator.tables.RowCheck`,
+wrapped in `outcome.CacheCheck`), which this module composes with the validator's steps
+(`files_to_check`, `report_on`): the validator knows nothing of the cache.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,33 +24,21 @@ from epbench.generator.build.build_cache import (
 )
 from epbench.generator.build.cache_writer import save_in_background, wait_saved
 from epbench.generator.build.cold_shards import ShardTask, check_shards
-from epbench.generator.build.row_store import assemble
+from epbench.generator.build.outcome import CacheCheck, InStore, Outcome
 from epbench.generator.collector import collector_paused
 from epbench.generator.report import status_for
+from epbench.generator.row_frames import assemble, row_tables
 from epbench.generator.tables import (
-    AGENTIC_COLUMNS,
     IDENTITY,
-    POINT_COLUMNS,
-    RUN_COLUMNS,
-    STORED,
     TABLE_COLUMNS,
-    RowMaker,
     Rows,
     Tables,
     build_tables,
+    row_check,
     tables_from_frames,
 )
-from epbench.generator.validate import (
-    POOL_MIN_FILES,
-    Checked,
-    Post,
-    WorkloadSemantics,
-    _picklable,
-    check_files,
-    validate_documents,
-)
-
-_TABLES = (("runs", RUN_COLUMNS), ("points", POINT_COLUMNS), ("agentic", AGENTIC_COLUMNS))
+from epbench.generator.validate import Checked, files_to_check, report_on
+from epbench.generator.worker_pool import POOL_MIN_FILES, each_file, picklable
 
 
 def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
@@ -70,10 +56,11 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
 
 def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     cache = BuildCache.open(cache_dir, project)
+    files, known = files_to_check([results_dir], None)
     for _attempt in range(2):
         reuse = CachedChecks(cache, results_dir)
-        report, checked = validate_documents([results_dir], None, None,
-                                             post=ListedRows(results_dir, project), reuse=reuse)
+        outcomes = reuse.outcomes(files, CacheCheck(row_check(results_dir, project)))
+        report = report_on([o.checked for o in outcomes] + known, [results_dir], None)
         shards = reuse.frames()
         if shards is not None:
             break
@@ -82,28 +69,10 @@ def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
         raise RuntimeError("build cache: no frames after checking every file")
     if cache.dirty or cache.rows_dirty:  # a full build's workers wrote every shard already
         save_in_background(cache)  # generator/cache_writer.py: the tables need none of it
-    tables = tables_from_frames(assemble(shards, accepted(checked, reuse.rel), TABLE_COLUMNS),
+    tables = tables_from_frames(assemble(shards, accepted(outcomes, reuse.rel), TABLE_COLUMNS),
                                 report, project)
     tables.sources = {f"results/{rel}": sha for rel, sha in reuse.shas.items()}
     return tables
-
-
-@dataclass(frozen=True)
-class ListedRows(RowMaker):
-    """`RowMaker` whose rows come back as lists in column order, made in the worker."""
-
-    def __call__(self, item: Checked) -> Rows | None:
-        rows = super().__call__(item)
-        return None if rows is None else as_lists(rows)
-
-
-def as_lists(rows: Rows) -> Rows:
-    """Rows of dicts as rows of lists in column order (lists pass through)."""
-    out = []
-    for name, columns in _TABLES:
-        out.append([r if isinstance(r, list) else [r.get(c) for c in columns]
-                    for r in getattr(rows, name)])
-    return Rows(*out)
 
 
 class CachedChecks:
@@ -124,8 +93,17 @@ class CachedChecks:
             return text[len(self.root) + 1:].replace(os.sep, "/")
         return os.path.relpath(os.path.abspath(text), self.root).replace(os.sep, "/")
 
-    def split(self, files: list[Path]) -> tuple[list[Checked | None], list[Path]]:
-        known: list[Checked | None] = []
+    def outcomes(self, files: list[Path], task: CacheCheck) -> list[Outcome]:
+        """Each file's outcome, in order: from the cache where it still describes the file,
+        else checked by `task` (and kept)."""
+        known, todo = self.split(files)
+        fresh = iter(self.check(todo, task))  # in the order of the files left to check
+        return [item if item is not None else next(fresh) for item in known]
+
+    def split(self, files: list[Path]) -> tuple[list[Outcome | None], list[Path]]:
+        """For each file what the cache still knows of it (None: check it), and the files to
+        check, in order."""
+        known: list[Outcome | None] = []
         todo: list[Path] = []
         listed: dict[str, set[str]] = {}  # folder -> its names: journals without a stat each
         frames = self.cache.frames
@@ -150,8 +128,8 @@ class CachedChecks:
             number = shard_of(rel)
             stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns],
                                             journal=None if journal else False, number=number)
-            item = _from_entry(path, entry) if entry is not None else None
-            if item is not None and item.derived is STORED \
+            item = _from_entry(path, entry, number) if entry is not None else None
+            if item is not None and isinstance(item.rows, InStore) \
                     and not isinstance(frames.get(number), dict):
                 item = None  # rows said to be in frames its shard does not have
             known.append(item)
@@ -162,11 +140,11 @@ class CachedChecks:
                 self.shas[rel] = str(entry["sha"])  # type: ignore[index]
         return known, todo
 
-    def check(self, todo: list[Path], workload_semantics: WorkloadSemantics | None,
-              now: datetime, workers: int, post: Post | None) -> list[Checked]:
+    def check(self, todo: list[Path], task: CacheCheck) -> list[Outcome]:
         """Check the files `split` left, in their order: the files of shards the cache holds
-        nothing of by one worker a shard (`epbench.generator.build.cold_shards`, a full build), the
-        others with `check_files` and `keep`."""
+        nothing of by one worker a shard (`epbench.generator.build.cold_shards`, a full build),
+        the others with `task` (in the validation workers for many files) and `keep`."""
+        workers = os.cpu_count() or 1
         cold: dict[int, list[tuple[Path, str, Stamp]]] = {}
         for path in todo:
             if path in self._stamps:
@@ -175,16 +153,16 @@ class CachedChecks:
                 if not self.cache.shards.get(number):
                     cold.setdefault(number, []).append((path, rel, stamp))
         if (sum(len(files) for files in cold.values()) < POOL_MIN_FILES or workers < 2
-                or not _picklable(workload_semantics) or not _picklable(post)):
+                or not picklable(task)):
             cold = {}
-        done: dict[Path, Checked] = {}
+        done: dict[Path, Outcome] = {}
         if cold:
             tasks = [ShardTask(number, files, self.cache.folder, self.cache.context,
                                self.root, type(self))
                      for number, files in sorted(cold.items())]
-            done = check_shards(self, tasks, workload_semantics, now, workers, post)
+            done = check_shards(self, tasks, task, workers)
         rest = [path for path in todo if path not in done]
-        fresh = check_files(rest, workload_semantics, now, workers, post)
+        fresh = each_file(task, rest, workers)
         self.keep(fresh)
         by_path = dict(zip(rest, fresh, strict=True))
         return [done[path] if path in done else by_path[path] for path in todo]
@@ -205,25 +183,26 @@ class CachedChecks:
         self.cache.rows_dirty.discard(number)
         self.shas.update(shas)
 
-    def keep(self, checked: list[Checked]) -> None:
-        for item in checked:
+    def keep(self, outcomes: list[Outcome]) -> None:
+        """Keep the outcomes of files checked in this build: their entries, and their rows for
+        the frames."""
+        for outcome in outcomes:
+            item = outcome.checked
             rel = self._stamps[item.path][0] if item.path in self._stamps else self.rel(item.path)
-            rows = as_lists(item.derived) if isinstance(item.derived, Rows) else None
+            rows = outcome.rows if isinstance(outcome.rows, Rows) else None
             self.fresh[rel] = rows
             if item.path not in self._stamps:
                 continue
             stamp = self._stamps[item.path][1]
-            if item.digests[0] is not None:  # the bytes the checker read are the entry's key
-                stamp.sha = item.digests[0]
-                stamp.journal_sha = item.digests[1] if stamp.journal_stat is not None else None
-            if item.derived is not None and rows is None:
-                continue  # something this cache does not know how to keep
+            if item.digest is not None:  # the bytes the checker read are the entry's key
+                stamp.sha = item.digest
+                stamp.journal_sha = outcome.journal_sha if stamp.journal_stat is not None else None
             if self.cache.store(rel, stamp, item.kind, item.findings, item.run_id,
                                 dict(item.identity), None if rows is None else _pack(rows)) \
                     and stamp.sha is not None:
                 self.shas[rel] = stamp.sha
 
-    def frames(self) -> list[dict[str, row_store.Shard]] | None:
+    def frames(self) -> list[row_store.Shard] | None:
         """Every shard's frames: read where nothing changed, built again from the rows the
         cache keeps and this build's fresh rows where something did. None when a shard's
         frames or rows are missing or altered."""
@@ -255,17 +234,17 @@ class CachedChecks:
                         return None
                     rows[rel] = unpacked
             rows.update(fresh_by_shard.get(number, {}))
-            frames = row_store.shard_frames(rows, TABLE_COLUMNS)
+            frames = row_tables(rows, TABLE_COLUMNS)
             self.cache.frames[number] = row_store.save(self.cache.folder, number, frames)
             self.cache.dirty.add(number)
             out.append(frames)
         return out
 
 
-def accepted(checked: list[Checked], rel: Any) -> list[str]:
+def accepted(outcomes: list[Outcome], rel: Any) -> list[str]:
     """The files whose rows reach the tables (results not rejected), in checked order."""
-    return [rel(item.path) for item in checked if item.kind == "result"
-            and item.derived is not None and status_for(item.findings) != "rejected"]
+    return [rel(o.checked.path) for o in outcomes if o.checked.kind == "result"
+            and o.rows is not None and status_for(o.checked.findings) != "rejected"]
 
 
 _N = len(IDENTITY)
@@ -297,11 +276,12 @@ def _unpack(rows: list[Any]) -> Rows | None:
     return Rows(runs, [identity + r for r in points], [identity + r for r in agentic])
 
 
-def _from_entry(path: Path, entry: dict[str, Any]) -> Checked | None:
-    """The Checked an entry describes; None when the entry is not in the expected shape."""
+def _from_entry(path: Path, entry: dict[str, Any], shard: int) -> Outcome | None:
+    """The outcome an entry of `shard` describes; None when the entry is not in the expected
+    shape."""
     try:
-        return Checked(path, str(path), entry["kind"], findings_of(entry),
-                       run_id=entry["run_id"], identity=dict(entry["identity"]),
-                       derived=STORED if entry["rows"] is True else None)
+        checked = Checked(path, str(path), entry["kind"], findings_of(entry),
+                          run_id=entry["run_id"], identity=dict(entry["identity"]))
+        return Outcome(checked, InStore(shard) if entry["rows"] is True else None)
     except (KeyError, TypeError, ValueError, IndexError):
         return None

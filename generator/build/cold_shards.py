@@ -8,21 +8,21 @@ checks its files, builds its tables (`epbench.generator.build.row_store`) and wr
 parts, and sends back only what the report and the tables need (each file's findings and
 identity, the shard's entries and the digests of its tables). The parent then reads the tables
 from disk, as it reads those of unchanged shards. Both paths give the same entries and tables:
-the worker runs the parent's own `CachedChecks.keep` and `row_store.shard_frames` on its shard.
+the worker runs the parent's own `CachedChecks.keep` and `row_frames.row_tables` on its shard.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from epbench.generator.build import row_store
 from epbench.generator.build.build_cache import BuildCache, Stamp
-from epbench.generator.tables import STORED, TABLE_COLUMNS, Rows
-from epbench.generator.validate import Checked, Post, WorkloadSemantics, _worker_check, _worker_init
+from epbench.generator.build.outcome import CacheCheck, InStore, Outcome
+from epbench.generator.row_frames import row_tables
+from epbench.generator.tables import TABLE_COLUMNS, Rows
+from epbench.generator.worker_pool import in_workers
 
 
 class Keeper(Protocol):
@@ -36,7 +36,7 @@ class Keeper(Protocol):
 
     def expect(self, path: Path, rel: str, stamp: Stamp) -> None: ...
 
-    def keep(self, checked: list[Checked]) -> None: ...
+    def keep(self, outcomes: list[Outcome]) -> None: ...
 
     def adopt(self, number: int, entries: dict[str, Any], frames: dict[str, Any],
               shas: dict[str, str]) -> None: ...
@@ -57,44 +57,47 @@ class ShardTask:
 @dataclass(frozen=True)
 class ShardDone:
     number: int
-    checked: list[Checked]
+    outcomes: list[Outcome]
     entries: dict[str, Any]
     frames: dict[str, Any]
     shas: dict[str, str]
 
 
-def check_shards(reuse: Keeper, tasks: list[ShardTask],
-                 workload_semantics: WorkloadSemantics | None, now: datetime, workers: int,
-                 post: Post | None) -> dict[Path, Checked]:
-    """Run the tasks in a process pool; the parent's cache takes each shard's entries and
-    digests (not its rows: they are on disk). Path -> its outcome."""
-    out: dict[Path, Checked] = {}
-    with ProcessPoolExecutor(workers, initializer=_worker_init,
-                             initargs=(workload_semantics, now, post)) as pool:
-        for done in pool.map(check_shard, tasks):
-            reuse.adopt(done.number, done.entries, done.frames, done.shas)
-            out.update((item.path, item) for item in done.checked)
+def check_shards(reuse: Keeper, tasks: list[ShardTask], check: CacheCheck,
+                 workers: int) -> dict[Path, Outcome]:
+    """Run the tasks in a process pool, each file checked by `check`; the parent's cache
+    takes each shard's entries and digests (not its rows: they are on disk). Path -> its
+    outcome."""
+    out: dict[Path, Outcome] = {}
+    for done in in_workers(ShardCheck(check), tasks, workers):
+        reuse.adopt(done.number, done.entries, done.frames, done.shas)
+        out.update((outcome.checked.path, outcome) for outcome in done.outcomes)
     return out
 
 
-def check_shard(task: ShardTask) -> ShardDone:
-    """In a worker: check the shard's files, keep them in a cache of this one shard, build
-    and write its tables and parts."""
-    cache = BuildCache.view(task.folder, task.context, task.number)
-    reuse = task.keeper(cache, Path(task.root))
-    checked = []
-    for path, rel, stamp in task.files:
-        reuse.expect(path, rel, stamp)
-        checked.append(_worker_check((path, str(path))))
-    reuse.keep(checked)
-    rows = {rel: r for rel, r in reuse.fresh.items() if r is not None}
-    frames = row_store.shard_frames(rows, TABLE_COLUMNS)
-    cache.frames[task.number] = row_store.save(task.folder, task.number, frames)
-    cache.dirty.add(task.number)
-    cache.rows_dirty.add(task.number)
-    cache.save()
-    for item in checked:
-        if isinstance(item.derived, Rows):
-            item.derived = STORED  # its rows are in the shard's tables on disk
-    return ShardDone(task.number, checked, cache.shards.get(task.number, {}),
-                     cache.frames[task.number], reuse.shas)
+@dataclass(frozen=True)
+class ShardCheck:
+    """The task of a cold shard's worker: every file of a shard checked by `check`, kept in a
+    cache of this one shard, its tables built and its parts written."""
+
+    check: CacheCheck
+
+    def __call__(self, task: ShardTask) -> ShardDone:
+        cache = BuildCache.view(task.folder, task.context, task.number)
+        reuse = task.keeper(cache, Path(task.root))
+        outcomes = []
+        for path, rel, stamp in task.files:
+            reuse.expect(path, rel, stamp)
+            outcomes.append(self.check(path))
+        reuse.keep(outcomes)
+        rows = {rel: r for rel, r in reuse.fresh.items() if r is not None}
+        frames = row_tables(rows, TABLE_COLUMNS)
+        cache.frames[task.number] = row_store.save(task.folder, task.number, frames)
+        cache.dirty.add(task.number)
+        cache.rows_dirty.add(task.number)
+        cache.save()
+        for outcome in outcomes:
+            if isinstance(outcome.rows, Rows):
+                outcome.rows = InStore(task.number)  # in the shard's tables on disk now
+        return ShardDone(task.number, outcomes, cache.shards.get(task.number, {}),
+                         cache.frames[task.number], reuse.shas)

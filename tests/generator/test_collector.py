@@ -52,10 +52,11 @@ class _Cycle:
 def _cycles_left_in_a_validation_worker(queue: Any) -> None:
     from datetime import UTC, datetime
 
-    from epbench.generator.validate import _worker_init
+    from epbench.generator.validate import FileCheck
+    from epbench.generator.worker_pool import start_worker
 
     gc.disable()  # as the build leaves it for its workers
-    _worker_init(None, datetime(2026, 11, 30, tzinfo=UTC), None)
+    start_worker(FileCheck(None, datetime(2026, 11, 30, tzinfo=UTC)))
     for _ in range(100_000):
         a, b = _Cycle(), _Cycle()
         a.other, b.other = b, a  # type: ignore[attr-defined]
