@@ -165,3 +165,39 @@ def test_the_import_graph_has_no_cycle() -> None:
 @pytest.mark.parametrize("folder", ["workloads", "endpoints", "results"])
 def test_data_folders_hold_no_python(folder: str) -> None:
     assert sorted((ROOT / folder).rglob("*.py")) == []
+
+
+BUILD = "epbench.generator.build"
+"""The incremental build's machinery (generator/build/: cache, row store, cold shards, cache
+writer, page manifest), behind its one interface module."""
+
+
+def reached(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for dep in edges.get(todo.pop(), ()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+@pytest.mark.parametrize("domain", ["epbench.generator.validate", "epbench.generator.tables",
+                                    "epbench.generator.pages"])
+def test_validation_tables_and_pages_reach_nothing_of_the_build_machinery(domain: str) -> None:
+    bad = sorted(m for m in reached(graph(), domain) if m == BUILD or m.startswith(BUILD + "."))
+    assert bad == []
+
+
+def test_only_the_site_and_the_build_itself_import_the_build_machinery() -> None:
+    """The site's assembly (site, and page_rows for the page manifest's digests) and the
+    command line use the build package, and only through its interface module."""
+    users = {"epbench.generator.site", "epbench.generator.page_rows"}
+    edges = graph()
+    inside = {m for m in edges if m == BUILD or m.startswith(BUILD + ".")}
+    bad = [f"{name} imports {dep}" for name, deps in edges.items() if name not in inside
+           for dep in sorted(deps & inside)
+           if dep != BUILD or (layer(name)[0] == "epbench.generator" and name not in users)]
+    assert bad == []
