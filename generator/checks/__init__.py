@@ -13,22 +13,24 @@ from typing import Any
 from epbench.core.findings import Finding
 from epbench.generator.checks import (
     agentic,
-    dates,
+    date,
     derived,
-    distributions,
+    dist,
     division,
-    endpoint_identity,
     evidence,
-    imported_bounds,
     pareto,
-    plausible,
-    schedule,
-    secrets,
+    price,
+    secret,
+    settings,
 )
 from epbench.generator.checks.base import CHECKS, Check
+from epbench.generator.checks.endpoint import identity as endpoint_identity
+from epbench.generator.checks.endpoint import key_env, schedule
 from epbench.generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
 from epbench.generator.checks.layout import check_layout, results_root
-from epbench.generator.checks.workload_sha import WorkloadIndex, check_workload_sha
+from epbench.generator.checks.plausible.imported import check_imported
+from epbench.generator.checks.plausible.round_trip import check_plausible
+from epbench.generator.checks.workload.sha import WorkloadIndex, check_workload_sha
 
 __all__ = ["CHECKS", "Check", "WorkloadIndex", "check_endpoint", "check_result", "rejected_points"]
 
@@ -52,7 +54,7 @@ def check_result(
         out += derived.check_point(point, where, file)
         for name in _DISTS:
             if name in point:
-                out += distributions.check_dist(point[name], name, f"{where}/{name}", file,
+                out += dist.check_dist(point[name], name, f"{where}/{name}", file,
                                                 partial_ok=imported)
     kind = result["workload"]["kind"]
     if kind == "serving" and not result["points"]:
@@ -61,18 +63,20 @@ def check_result(
         out.append(agentic.MISSING.at(file, "/agentic", "an agentic result has no agentic block"))
     if "agentic" in result:
         for name in _AGENTIC_DISTS:
-            out += distributions.check_dist(
+            out += dist.check_dist(
                 result["agentic"][name], name, f"/agentic/{name}", file
             )
         out += agentic.check_agentic(result, file)
     out += pareto.check_pareto(result, file)
-    out += plausible.check_plausible(result, file)
-    out += imported_bounds.check_imported(result, file)
-    out += dates.check_dates(result, file, now=now)
-    out += division.check_division(result["endpoint"], file, "/endpoint")
-    out += division.check_ranking(result, file)
-    out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
-    out += secrets.check_header_values(result, file)
+    out += check_plausible(result, file)
+    out += check_imported(result, file)
+    out += date.check_dates(result, file, now=now)
+    out += price.check_effective(result, file)
+    out += price.check_card(result["endpoint"], file, "/endpoint")
+    out += division.check_emulated(result, file)
+    out += settings.check_quick(result, file)
+    out += key_env.check_key_env(result["endpoint"], file, "/endpoint")
+    out += secret.check_header_values(result, file)
     out += check_identity(result, file, RESULT_FIELDS)
     out += check_layout(result, path, file)
     if not imported:
@@ -93,8 +97,8 @@ def check_endpoint(
 ) -> list[Finding]:
     """Semantic checks of a schema-valid endpoint file (`project`: where its workloads are)."""
     return [
-        *division.check_division(endpoint, file),
-        *secrets.check_key_env(endpoint, file),
+        *price.check_card(endpoint, file),
+        *key_env.check_key_env(endpoint, file),
         *check_identity(endpoint, file, ENDPOINT_FIELDS),
         *schedule.check_schedule(endpoint, file, project),
     ]

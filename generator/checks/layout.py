@@ -14,7 +14,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.generator.checks.base import check
-from epbench.generator.checks.dates import run_date
+from epbench.generator.checks.date import run_date
 
 LAYOUT = check(
     "layout.path", "reject",

@@ -102,8 +102,8 @@ def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
     """Findings for one distribution object named `name` at pointer `where`.
 
     partial_ok: imported results may lack percentiles their source tool did not report, and a
-    zero time in one is flagged (epbench.generator.checks.imported_bounds), not dropped: the point
-    stays."""
+    zero time in one is flagged (epbench.generator.checks.plausible.imported), not dropped: the
+    point stays."""
     n = dist["n"]
     values = [dist.get(k) for k in _KEYS]
     if not partial_ok and _clean(dist, name, n, values):

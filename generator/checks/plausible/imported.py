@@ -17,11 +17,11 @@ in the `flags` column, never ranked), not rejected: the numbers come from anothe
   Non-finite values never reach a result: the safe loader (epbench.core.documents) refuses a file
   carrying one, an importer's input as much as a result.
 
-The window against the latencies is in epbench.generator.checks.plausible, which flags imported
-results
-the same way. No round-trip bound applies to them: the only round trips that bound a latency
-are the ones epbench's runner measured and journaled (epbench.core.round_trips), and an imported
-result has no journal (a `client.rtt_ms` it carries is the submitter's word).
+The window against the latencies is in epbench.generator.checks.plausible.round_trip, which
+flags imported results the same way. No round-trip bound applies to them: the only round trips
+that bound a latency are the ones epbench's runner measured and journaled
+(epbench.core.round_trips), and an imported result has no journal (a `client.rtt_ms` it carries
+is the submitter's word).
 """
 
 from __future__ import annotations

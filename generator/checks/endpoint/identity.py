@@ -24,7 +24,7 @@ from epbench.core.paths import shipped
 from epbench.core.pricing import card_on
 from epbench.core.schema import check_schema, kind_of
 from epbench.generator.checks.base import check
-from epbench.generator.checks.dates import run_date
+from epbench.generator.checks.date import run_date
 
 UNKNOWN = check(
     "endpoint.unknown", "reject", "the result's endpoint id has a file under endpoints/",
