@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_result
 
 FUTURE_SLACK = timedelta(days=1)
 
@@ -77,3 +77,8 @@ def check_dates(result: dict[str, Any], file: str, now: datetime | None = None) 
             f"the price card's effective_date ({effective}) is in the future",
         ))
     return out
+
+
+@on_result(70)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_dates(s.doc, s.file, now=s.now)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_result
 
 EMULATED = check(
     "division.emulated", "warn", "emulated results are accepted but never ranked",
@@ -23,3 +23,8 @@ def check_emulated(result: dict[str, Any], file: str) -> list[Finding]:
             file, "/endpoint/division", "division is emulated: accepted, never ranked"
         )]
     return []
+
+
+@on_result(100)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_emulated(s.doc, s.file)

@@ -40,7 +40,7 @@ from epbench.core.summary import all_failed, summarize_run
 from epbench.core.trial_record import TrialRecord
 from epbench.core.usage_bounds import Streamed, implausible
 from epbench.generator.checks import verified
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_result
 from epbench.generator.checks.plausible.fastest_gap import check_fastest_gap
 from epbench.generator.checks.workload import agentic_plan
 from epbench.generator.checks.workload import plan as workload_plan
@@ -273,3 +273,9 @@ def check_usage(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
                              f"request {str(line.get('request_id'))[:80]!r} is ok in the journal "
                              f"but {problem}")]
     return []
+
+
+@on_result(160, epbench_only=True)
+def _on_result(s: Subject) -> list[Finding]:
+    assert s.path is not None
+    return check_evidence(s.doc, s.path, s.file, s.index)

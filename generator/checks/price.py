@@ -8,7 +8,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.core.pricing import cards, is_per_token
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_endpoint, on_result
 from epbench.generator.checks.date import parse_day, run_date
 
 SERVICED_CARD = check(
@@ -48,3 +48,18 @@ def check_effective(result: dict[str, Any], file: str) -> list[Finding]:
             f"the price card took effect on {effective}, after the run ({day})",
         )]
     return []
+
+
+@on_result(80)
+def _on_result_date(s: Subject) -> list[Finding]:
+    return check_effective(s.doc, s.file)
+
+
+@on_result(90)
+def _on_result_card(s: Subject) -> list[Finding]:
+    return check_card(s.doc["endpoint"], s.file, "/endpoint")
+
+
+@on_endpoint(10)
+def _on_endpoint(s: Subject) -> list[Finding]:
+    return check_card(s.doc, s.file)

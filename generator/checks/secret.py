@@ -27,7 +27,7 @@ from epbench.core.credentials import (
     token_is_secret,
 )
 from epbench.core.findings import Finding, pointer_from_path
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_result
 
 __all__ = ["SECRET", "entropy", "looks_like_secret", "scan"]
 
@@ -143,3 +143,8 @@ def check_header_values(result: dict[str, Any], file: str) -> list[Finding]:
         return [HEADER_VALUES.at(file, "/endpoint/request/headers",
                                  "the result stores header values (not shown)")]
     return []
+
+
+@on_result(130)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_header_values(s.doc, s.file)

@@ -11,7 +11,7 @@ from typing import Any
 from epbench.core.credentials import looks_like_secret
 from epbench.core.findings import Finding
 from epbench.core.secret_binding import reserved_env
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_endpoint, on_result
 
 KEY_ENV = check(
     "endpoint.api-key-env", "reject", "api_key_env is an environment variable NAME",
@@ -36,3 +36,13 @@ def check_key_env(endpoint: dict[str, Any], file: str, pointer: str = "") -> lis
                            "job would export the key over it)",
                            "name the key's own variable, e.g. ACME_API_KEY")]
     return []
+
+
+@on_result(120)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_key_env(s.doc["endpoint"], s.file, "/endpoint")
+
+
+@on_endpoint(20)
+def _on_endpoint(s: Subject) -> list[Finding]:
+    return check_key_env(s.doc, s.file)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check, fmt
+from epbench.generator.checks.base import Subject, check, fmt, on_result
 
 SLACK = 1e-9
 """Relative: a bound is broken only beyond rounding in the last digits."""
@@ -142,3 +142,8 @@ def _throughput(point: dict[str, Any], where: str, file: str) -> list[Finding]:
                 f"{fmt(completed * mean / 1000 / concurrency)} s at concurrency {concurrency}, "
                 f"but window_s is {fmt(window)} s")]
     return []
+
+
+@on_result(60)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_imported(s.doc, s.file)

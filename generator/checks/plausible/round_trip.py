@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check, fmt
+from epbench.generator.checks.base import Subject, check, fmt, on_result
 
 BELOW_RTT = check(
     "plausible.below-rtt", "reject",
@@ -93,3 +93,8 @@ def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
                        f"({fmt(longest)} ms), which lies inside it")
             out.append((IMPORTED if imported else WINDOW).at(file, f"{where}/window_s", message))
     return out
+
+
+@on_result(50)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_plausible(s.doc, s.file)

@@ -21,7 +21,7 @@ from epbench.core.documents import DocumentError, load_document
 from epbench.core.findings import Finding
 from epbench.core.git import GitError, run_git
 from epbench.core.paths import shipped
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_result
 
 GIT_TIMEOUT_S = 20
 MAX_HISTORY = 200
@@ -169,3 +169,8 @@ def check_workload_sha(result: dict[str, Any], index: WorkloadIndex, file: str) 
                        f"version is {workload['version']!r} but the workload file with this "
                        f"sha256 says {version!r}")]
     return []
+
+
+@on_result(170, needs_index=True)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_workload_sha(s.doc, s.index, s.file)
