@@ -1,4 +1,5 @@
-"""Semantic checks, one module per group; each check has an id, a severity and a fix.
+"""Semantic checks, one module or package per group (the prefix of a check id names it); each
+check has an id, a severity and a fix.
 
 Schema validation comes first (epbench.core.schema); these run only on schema-valid documents, so
 they can rely on types. `CHECKS` lists every check for the docs and the tests.
