@@ -7,7 +7,7 @@ trip through the network path the requests take (to the endpoint, or to the edge
 it), with no server work in it, so no answer can come faster: `round_trips(records)` is the
 result's `round_trips` block, recomputed by `epbench validate` like every other figure, and
 `min_ms` is the bound a TTFT or end-to-end latency is held against
-(epbench.generator.checks.plausible). The submitter's own `client.rtt_ms` bounds nothing.
+(epbench.generator.checks.plausible.round_trip). The submitter's own `client.rtt_ms` bounds nothing.
 
 Timing the preflight's HTTP requests instead would include the server's work (a slow
 `/models` could take longer than a fast chat answer), so that time is an upper bound on a round

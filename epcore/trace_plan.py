@@ -14,7 +14,7 @@ asks for min(input, max_input_tokens) input tokens and max(1, min(output, max_to
 tokens; a Mooncake request keeps the hash ids of the blocks its capped input still covers.
 `--quick` keeps the window's first `quick.requests_per_point` requests. The point's `rate` is
 the window's mean arrival rate after scaling. The plan is a pure function of the workload and
-the trace file's bytes, so `epbench validate` rebuilds it (epbench.generator.checks.workload_plan)
+the trace file's bytes, so `epbench validate` rebuilds it (epbench.generator.checks.workload.plan)
 after checking the trace's sha256.
 """
 

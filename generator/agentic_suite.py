@@ -66,9 +66,9 @@ def _reasons(row: Any) -> list[str]:
 def admits(pool: str, row: Any) -> bool:
     """Whether `pool` pools this agentic row: "ranked" the rankable ones; "self" those too and
     the self-reported ones whose only reason is their tier (epcore.rankable puts it first, and
-    site.js viewReasons sets it aside the same way); "unranked" every row but a self-reported
-    one that is not emulated (the boards hide those until the reader includes them); "all"
-    every row."""
+    lib/provenance.js viewReasons sets it aside the same way); "unranked" every row but a
+    self-reported one that is not emulated (the boards hide those until the reader includes
+    them); "all" every row."""
     value = row.get("rankable")
     ranked = _plain(value) is not None and value is not pd.NA and bool(value)
     if pool == "ranked":

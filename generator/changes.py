@@ -16,7 +16,7 @@ Every status letter has one meaning, and anything else stops the check (fail clo
 git runs on the checkout that holds the current folder, named explicitly (`epbench.core.git`).
 Outside the data folders, when the whole checkout is judged, an added or changed file in a
 `.cache/` or `_site/` folder is one `file.build-state` line per folder
-(`epbench.generator.checks.build_state`): state the build would read must not arrive by commit.
+(`epbench.generator.checks.file.build_state`): state the build would read must not arrive by commit.
 """
 
 from __future__ import annotations
@@ -28,20 +28,9 @@ from pathlib import Path
 from epbench.core.errors import InputError
 from epbench.core.findings import Finding
 from epbench.core.git import GitError, checkout_of, run_git
-from epbench.generator.checks.base import check
-from epbench.generator.checks.build_state import findings_for
-from epbench.generator.checks.data_files import DATA_FOLDERS
-
-DELETED = check(
-    "file.deleted", "flag", "a pull request that deletes a result, workload or endpoint file "
-    "is reviewed by a maintainer",
-    "a maintainer confirms the deletion (results are withdrawn by their submitter or a "
-    "maintainer, never silently)",
-)
-TYPE_CHANGE = check(
-    "file.type-change", "reject", "a data file does not change type (file, link, submodule)",
-    "commit a regular file in place of the link (or the reverse change is refused too)",
-)
+from epbench.generator.checks.file.build_state import findings_for
+from epbench.generator.checks.file.data_files import DATA_FOLDERS
+from epbench.generator.checks.file.git_status import DELETED, TYPE_CHANGE
 
 
 @dataclass

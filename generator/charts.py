@@ -3,8 +3,8 @@
 Each chart reads one named dataset, `rows`, which the page's JavaScript fills from the filtered
 tables (a Vega changeset on every filter change, no re-embedding). The JavaScript reduces the
 filtered rows first, so a chart draws tens of marks, not tens of thousands: `reduce` names the
-reducer in site/assets/epbench/board.js and `caption` says what it did, for every reader.
-Tooltips list exact field values (no rounding format).
+reducer in site/assets/epbench/lib/reducers.js (`REDUCERS`) and `caption` says what it did, for
+every reader. Tooltips list exact field values (no rounding format).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class ChartSpec:
     title: str
     caption: str
     source: str  # which view table feeds it: runs, points, agentic, history
-    reduce: str  # reducer name in board.js
+    reduce: str  # reducer name in lib/reducers.js REDUCERS
     spec: dict[str, Any]
     alt_columns: list[tuple[str, str]] = field(default_factory=list)
     fields: tuple[str, ...] = ()  # what a row needs to be drawn (the summary counts those)
@@ -243,7 +243,7 @@ def usd_per_success_chart() -> ChartSpec:
 
 
 # ---- agents under load (workloads with load levels): the board's two charts, whose rows the
-# `load_levels` reducer of board.js makes from the newest result per series, one per level
+# `load_levels` reducer of lib/reducers.js makes from the newest result per series, one per level
 _AGENTS_X = alt.X("agents:Q", title="concurrent agents", scale=alt.Scale(type="log", base=2),
                   axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64]))
 _AGENTS_ALT = [("series", "endpoint · workload"), ("agents", "concurrent agents"),
@@ -307,7 +307,7 @@ def history_chart() -> ChartSpec:
     """One metric over time per endpoint (the metric is chosen on the page)."""
     chart = _base().mark_line(point=True).encode(
         # padding: the first and last run dates are not drawn on the plot's edges
-        # `at`: the run date, with marks of one day spread over it (board.js history_metric)
+        # `at`: the run date, with marks of one day spread over it (lib/reducers.js history_metric)
         x=alt.X("at:T", title="run date", axis=alt.Axis(format="%Y-%m-%d"),
                 scale=alt.Scale(padding=14)),
         y=alt.Y("value:Q", title="value of the chosen metric"),

@@ -1,4 +1,5 @@
-"""Numbers as people read them on the site's pages (the same rules as site.js's `fmt`).
+"""Numbers as people read them on the site's pages (the same rules as `fmt` in
+site/assets/epbench/lib/format.js).
 
 Three significant figures with thousands separators, dollars with whole cents, shares as
 percentages, missing values as an em dash. The run pages format about 150 values each, so the
@@ -12,12 +13,12 @@ import math
 from typing import Any
 
 # Below this a figure is zero within float noise (a Wilson bound at no successes comes out
-# as 1e-17): it shows as 0, as site.js's NOISE.
+# as 1e-17): it shows as 0, as lib/format.js's NOISE.
 NOISE = 1e-12
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
-    """A number as people read it (as site.js's `fmt`): integers exact with thousands
+    """A number as people read it (as lib/format.js's `fmt`): integers exact with thousands
     separators, floats to `digits` significant figures (2061.3 -> "2,060", 0.00008687 ->
     "0.0000869"); missing values as an em dash."""
     kind = type(value)
@@ -56,7 +57,7 @@ def _fmt_float(value: float, digits: int) -> str:
 
 
 def fmt_usd(value: Any) -> str:
-    """Dollars as site.js's `fmt(v, 'usd')`: three significant figures with whole cents under
+    """Dollars as lib/format.js's `fmt(v, 'usd')`: three significant figures with whole cents under
     $1,000 (1.5 -> "$1.50", 0.0938 -> "$0.0938", 1160 -> "$1,160"); missing as an em dash."""
     if type(value) is float and 1e-6 <= abs(value) < 999.5:  # the common case, as below
         text = "%.3g" % value  # noqa: UP031 (see fmt_number)

@@ -12,7 +12,7 @@ Between two frontier points, the best system_tps reachable at a given tps_per_us
 next point to its right, so the frontier is drawn as steps, not as lines between points. This
 is the one rule: the runner writes it into results, the validator checks a result's list
 against it, the site marks it (over the points the validator kept) on the run page and in the
-tables, and board.js (walkFrontier) applies it in the browser.
+tables, and site/assets/epbench/lib/reducers.js (walkFrontier) applies it in the browser.
 """
 
 from __future__ import annotations

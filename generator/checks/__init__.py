@@ -1,4 +1,5 @@
-"""Semantic checks, one module per group; each check has an id, a severity and a fix.
+"""Semantic checks, one module or package per group (the prefix of a check id names it); each
+check has an id, a severity and a fix.
 
 Schema validation comes first (epbench.core.schema); these run only on schema-valid documents, so
 they can rely on types. `CHECKS` lists every check for the docs and the tests.
@@ -13,28 +14,33 @@ from typing import Any
 from epbench.core.findings import Finding
 from epbench.generator.checks import (
     agentic,
-    dates,
+    date,
     derived,
-    distributions,
+    dist,
     division,
-    endpoint_identity,
     evidence,
-    imported_bounds,
+    identity,
+    layout,
     pareto,
-    plausible,
-    schedule,
-    secrets,
+    price,
+    secret,
+    settings,
 )
-from epbench.generator.checks.base import CHECKS, Check
-from epbench.generator.checks.identity import ENDPOINT_FIELDS, RESULT_FIELDS, check_identity
-from epbench.generator.checks.layout import check_layout, results_root
-from epbench.generator.checks.workload_sha import WorkloadIndex, check_workload_sha
+from epbench.generator.checks.base import CHECKS, Check, Subject, runners
+from epbench.generator.checks.endpoint import identity as endpoint_identity
+from epbench.generator.checks.endpoint import key_env, schedule
+from epbench.generator.checks.plausible import imported as imported_bounds
+from epbench.generator.checks.plausible import round_trip
+from epbench.generator.checks.workload import sha
+from epbench.generator.checks.workload.sha import WorkloadIndex
+
+GROUPS = (agentic, date, derived, dist, division, evidence, identity, layout, pareto, price,
+          secret, settings, endpoint_identity, key_env, schedule, imported_bounds, round_trip,
+          sha)
+"""The modules that register what runs (epbench.generator.checks.base: scope and order):
+importing them fills the registry that check_result and check_endpoint run."""
 
 __all__ = ["CHECKS", "Check", "WorkloadIndex", "check_endpoint", "check_result", "rejected_points"]
-
-_DISTS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "schedule_delay_ms",
-          "ttft_from_scheduled_ms", "e2e_from_scheduled_ms")
-_AGENTIC_DISTS = ("decision_ms", "first_tool_delta_ms", "tool_ms", "overhead_ms", "task_wall_ms")
 
 
 def check_result(
@@ -44,47 +50,21 @@ def check_result(
     index: WorkloadIndex | None = None,
     now: datetime | None = None,
 ) -> list[Finding]:
-    """Every per-file semantic check of a schema-valid result."""
-    out: list[Finding] = []
+    """Every per-file semantic check of a schema-valid result: the point runners on each point
+    in turn, then the result runners, each in its registered order (those that need the
+    workload index only with one, those for epbench's own results not on imported ones)."""
     imported = (result.get("source") or {}).get("format", "epbench") != "epbench"
+    subject = Subject(result, file, path, index, now, imported=imported)
+    out: list[Finding] = []
+    on_point = runners("point")
     for i, point in enumerate(result["points"]):
         where = f"/points/{i}"
-        out += derived.check_point(point, where, file)
-        for name in _DISTS:
-            if name in point:
-                out += distributions.check_dist(point[name], name, f"{where}/{name}", file,
-                                                partial_ok=imported)
-    kind = result["workload"]["kind"]
-    if kind == "serving" and not result["points"]:
-        out.append(agentic.MISSING.at(file, "/points", "a serving result has no points"))
-    if kind == "agentic" and "agentic" not in result:
-        out.append(agentic.MISSING.at(file, "/agentic", "an agentic result has no agentic block"))
-    if "agentic" in result:
-        for name in _AGENTIC_DISTS:
-            out += distributions.check_dist(
-                result["agentic"][name], name, f"/agentic/{name}", file
-            )
-        out += agentic.check_agentic(result, file)
-    out += pareto.check_pareto(result, file)
-    out += plausible.check_plausible(result, file)
-    out += imported_bounds.check_imported(result, file)
-    out += dates.check_dates(result, file, now=now)
-    out += division.check_division(result["endpoint"], file, "/endpoint")
-    out += division.check_ranking(result, file)
-    out += secrets.check_key_env(result["endpoint"], file, "/endpoint")
-    out += secrets.check_header_values(result, file)
-    out += check_identity(result, file, RESULT_FIELDS)
-    out += check_layout(result, path, file)
-    if not imported:
-        out += evidence.check_evidence(result, path, file, index)
-    if index is not None:
-        out += check_workload_sha(result, index, file)
-        if results_root(path) is not None:  # what is submitted, or published
-            endpoints = endpoint_identity.index_for(index.project)
-            # an imported result may name an endpoint of its own, but one that names a known
-            # endpoint is held to its file like any other (else it could speak for it)
-            if not imported or endpoints.get(result["endpoint"]["id"]) is not None:
-                out += endpoint_identity.check_endpoint_identity(result, endpoints, file)
+        for runner in on_point:
+            out += runner.run(subject, where, point)
+    for runner in runners("result"):
+        if (runner.needs_index and index is None) or (runner.epbench_only and imported):
+            continue
+        out += runner.run(subject)
     return out
 
 
@@ -92,12 +72,11 @@ def check_endpoint(
     endpoint: dict[str, Any], file: str, project: Path | None = None
 ) -> list[Finding]:
     """Semantic checks of a schema-valid endpoint file (`project`: where its workloads are)."""
-    return [
-        *division.check_division(endpoint, file),
-        *secrets.check_key_env(endpoint, file),
-        *check_identity(endpoint, file, ENDPOINT_FIELDS),
-        *schedule.check_schedule(endpoint, file, project),
-    ]
+    subject = Subject(endpoint, file, project=project)
+    out: list[Finding] = []
+    for runner in runners("endpoint"):
+        out += runner.run(subject)
+    return out
 
 
 def rejected_points(findings: list[Finding]) -> set[int]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.core.metrics.passk import pass_hat_k
-from epbench.generator.checks.base import check, close, fmt
+from epbench.generator.checks.base import Subject, check, close, fmt, on_result
 
 TASK_COUNTS = check(
     "agentic.task-counts", "reject",
@@ -95,3 +95,18 @@ def check_agentic(result: dict[str, Any], file: str) -> list[Finding]:
                 f"successes is {fmt(expected)}",
             ))
     return out
+
+
+@on_result(10)
+def _on_missing(s: Subject) -> list[Finding]:
+    kind = s.doc["workload"]["kind"]
+    if kind == "serving" and not s.doc["points"]:
+        return [MISSING.at(s.file, "/points", "a serving result has no points")]
+    if kind == "agentic" and "agentic" not in s.doc:
+        return [MISSING.at(s.file, "/agentic", "an agentic result has no agentic block")]
+    return []
+
+
+@on_result(30)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_agentic(s.doc, s.file) if "agentic" in s.doc else []

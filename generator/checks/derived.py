@@ -11,7 +11,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.core.metrics.throughput import system_tps, tps_per_user
-from epbench.generator.checks.base import check, close, fmt
+from epbench.generator.checks.base import Subject, check, close, fmt, on_point
 
 TPS_PER_USER = check(
     "derived.tps-per-user", "reject-point",
@@ -75,3 +75,8 @@ def check_point(point: dict[str, Any], where: str, file: str) -> list[Finding]:
             f"the error classes add up to {errors_total} but requests.failed is {req['failed']}",
         ))
     return out
+
+
+@on_point(10)
+def _on_point(s: Subject, where: str, point: dict[str, Any]) -> list[Finding]:
+    return check_point(point, where, s.file)

@@ -10,7 +10,7 @@ relative (a result none of whose points has a `cache` block was written before i
 compared without it). The first figure that differs is named with its pointer, the value in
 the file and the recomputed one. A result whose requests all failed measured nothing and is
 rejected. A request the journal calls ok must report usage its streamed bytes and max_tokens
-allow (epbench.generator.checks.usage).
+allow (`evidence.usage`, epbench.core.usage_bounds).
 
 Request lines may carry what the server said (`response_id`, `server_headers`): when they
 do, those must be what the runner keeps (epcore/server_evidence.py: allow-listed names,
@@ -38,10 +38,13 @@ from epbench.core.runspec import RunSpec
 from epbench.core.server_evidence import line_problem
 from epbench.core.summary import all_failed, summarize_run
 from epbench.core.trial_record import TrialRecord
-from epbench.generator.checks import agentic_plan, verified, workload_plan
-from epbench.generator.checks.base import check, fmt
-from epbench.generator.checks.usage import check_usage
-from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.core.usage_bounds import Streamed, implausible
+from epbench.generator.checks import verified
+from epbench.generator.checks.base import Subject, check, on_result
+from epbench.generator.checks.plausible.fastest_gap import check_fastest_gap
+from epbench.generator.checks.workload import agentic_plan
+from epbench.generator.checks.workload import plan as workload_plan
+from epbench.generator.checks.workload.sha import WorkloadIndex
 
 REL = 1e-9
 
@@ -66,6 +69,13 @@ ALL_FAILED = check(
     "a run in which every request failed measured nothing: check the endpoint and re-run",
 )
 
+USAGE = check(
+    "evidence.usage", "reject",
+    "no request the journal calls ok reports usage that its streamed bytes, its max_tokens or "
+    "arithmetic rule out",
+    "the runner classes such a request usage_implausible: submit the journal as the run wrote it",
+)
+
 _SERVING_FIGURES = ("points", "pareto", "retries", "burst", "resumes", "round_trips")
 
 
@@ -73,7 +83,7 @@ def check_evidence(result: dict[str, Any], path: Path, file: str,
                    index: WorkloadIndex | None = None) -> list[Finding]:
     """Findings for a schema-valid result: its journal (streamed: lines of known shape, no
     more requests than the plan sends), the plan of the workload it claims
-    (epbench.generator.checks.workload_plan for serving, agentic_plan for agentic results, with
+    (epbench.generator.checks.workload.plan for serving, agentic_plan for agentic results, with
     `index`), and each figure recomputed."""
     pinned = result.get("evidence")
     if pinned is None:
@@ -126,7 +136,7 @@ def _recomputed(result: dict[str, Any], records: Sequence[Mapping[str, Any]], na
                            f"{name}: a journal line is malformed ({type(exc).__name__})")]
     difference = first_difference(result, recomputed)
     if difference is None:
-        return _fastest_gap(result, records, file) or check_usage(result, records, file)
+        return check_fastest_gap(result, records, file) or check_usage(result, records, file)
     pointer, published, again = difference
     return [RECOMPUTED.at(
         file, pointer,
@@ -242,40 +252,30 @@ def _show(value: Any) -> str:
     return repr(value)[:80]
 
 
-FASTEST_GAP = check(
-    "plausible.tps-per-user", "reject",
-    "tps_per_user is no higher than the fastest inter-token gap in the journal allows",
-    "the journal's timestamps cannot give this speed: re-run and submit the run as written",
-)
-
-
-def _fastest_gap(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
-                 file: str) -> list[Finding]:
-    """tps_per_user of each point against 1000 / the fastest gap (ms) per token it carried.
-
-    Events that arrived in one read have a gap of 0: their tokens came in the gap before
-    them, so only the gaps between reads count, each carrying its share of the tokens. A
-    request's TPOT (its first-to-last time over its tokens) is then never below its own
-    bound, so no run as written can break it. (Skipping a request with a 0 gap, as this did,
-    held the point to its slower requests only, and rejected real runs.)"""
-    fastest: dict[str, float] = {}
-    for r in records:
-        gaps = [gap for gap in r.get("itl_us") or () if gap > 0]
-        tokens = r.get("output_tokens") or 0
-        if r.get("type", "request") != "request" or r.get("class") != "ok" or not gaps:
+def check_usage(result: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                file: str) -> list[Finding]:
+    """One finding for the first serving request line classed ok whose usage is implausible
+    (the runner classes it `usage_implausible`, so a journal calling it ok was not written as
+    the run ran). The bounds read the line's own counts and streamed bytes, the result's
+    `settings.max_tokens` (the workload check holds it to the workload) and its API."""
+    limit = (result.get("settings") or {}).get("max_tokens")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        limit = None
+    api = (result.get("endpoint") or {}).get("api")
+    for line in records:
+        if line.get("type", "request") != "request" or "task" in line \
+                or line.get("class") != "ok":
             continue
-        per_gap = max(1.0, (tokens - 1) / len(gaps))
-        smallest = min(gaps) / 1000 / per_gap
-        if smallest > 0:
-            point = str(r.get("point"))
-            fastest[point] = min(fastest.get(point, smallest), smallest)
-    for i, point in enumerate(result.get("points") or []):
-        speed = point.get("tps_per_user")
-        gap = fastest.get(str(point.get("id")))
-        if isinstance(speed, int | float) and gap and speed > 1000 / gap * (1 + 1e-9):
-            return [FASTEST_GAP.at(
-                file, f"/points/{i}/tps_per_user",
-                f"tps_per_user is {fmt(speed)} but the fastest inter-token gap in the journal "
-                f"({fmt(gap)} ms a token) allows at most {fmt(1000 / gap)}",
-            )]
+        problem = implausible(Streamed.from_line(line), limit, api if isinstance(api, str)
+                              else None)
+        if problem is not None:
+            return [USAGE.at(file, "/evidence",
+                             f"request {str(line.get('request_id'))[:80]!r} is ok in the journal "
+                             f"but {problem}")]
     return []
+
+
+@on_result(160, epbench_only=True)
+def _on_result(s: Subject) -> list[Finding]:
+    assert s.path is not None
+    return check_evidence(s.doc, s.path, s.file, s.index)

@@ -17,7 +17,7 @@ import unicodedata
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_endpoint, on_result
 
 CHARACTERS = check(
     "identity.characters", "reject",
@@ -85,3 +85,13 @@ def check_identity(doc: dict[str, Any], file: str, fields: tuple[str, ...]) -> l
             names = ", ".join(sorted(found)).lower()
             out.append(MIXED_SCRIPT.at(file, pointer, f"the value mixes scripts ({names})"))
     return out
+
+
+@on_result(140)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_identity(s.doc, s.file, RESULT_FIELDS)
+
+
+@on_endpoint(30)
+def _on_endpoint(s: Subject) -> list[Finding]:
+    return check_identity(s.doc, s.file, ENDPOINT_FIELDS)

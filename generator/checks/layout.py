@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check
-from epbench.generator.checks.dates import run_date
+from epbench.generator.checks.base import Subject, check, on_result
+from epbench.generator.checks.date import run_date
 
 LAYOUT = check(
     "layout.path", "reject",
@@ -76,3 +76,9 @@ def check_layout(result: dict[str, Any], path: Path, file: str) -> list[Finding]
 
 def duplicate_finding(file: str, run_id: str, other: str) -> Finding:
     return DUPLICATE.at(file, "/run_id", f"run id {run_id} also appears in {other}")
+
+
+@on_result(150)
+def _on_result(s: Subject) -> list[Finding]:
+    assert s.path is not None  # a result is always checked with its file
+    return check_layout(s.doc, s.path, s.file)

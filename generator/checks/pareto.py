@@ -11,7 +11,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.core.metrics.pareto import frontier
-from epbench.generator.checks.base import check, close, fmt
+from epbench.generator.checks.base import Subject, check, close, fmt, on_result
 
 PARETO = check(
     "pareto.consistent", "reject",
@@ -61,3 +61,8 @@ def check_pareto(result: dict[str, Any], file: str, skip: set[int] | None = None
             file, "/pareto", "the frontier is not sorted by ascending tps_per_user",
         ))
     return out
+
+
+@on_result(40)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_pareto(s.doc, s.file)

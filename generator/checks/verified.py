@@ -51,8 +51,9 @@ def code_fingerprint() -> str:
     base = Path(epbench.core.__file__).parent
     files = [base / name for name in _CODE]
     files += sorted((base / "metrics").glob("*.py"))
-    files += [Path(__file__).with_name(n)
-              for n in ("evidence.py", "workload_plan.py", "agentic_plan.py")]
+    here = Path(__file__).parent
+    files += [here / n for n in ("evidence.py", "workload/plan.py", "workload/agentic_plan.py",
+                                 "plausible/fastest_gap.py")]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()

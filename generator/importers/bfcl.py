@@ -35,7 +35,7 @@ from jsonschema import Draft202012Validator
 
 from epbench.core import bfcl_literals as literals
 from epbench.core.errors import InputError
-from epbench.generator.checks import secrets
+from epbench.generator.checks import secret
 from epbench.generator.importers.bfcl_source import CATEGORIES, Entry, Source
 
 MAX_EXPANSIONS = 512
@@ -322,7 +322,7 @@ def workload(
                 RecursionError) as exc:  # a shape bfcl_shape lets through: still one line
             raise InputError(f"{category} entry {entry.id[:100]!r}: cannot be converted "
                              f"({type(exc).__name__})") from None
-        if secrets.scan(task, ""):
+        if secret.scan(task, ""):
             reason = "a value looks like a credential to epbench's secret scan"
             excluded.append({"id": entry.id, "reason": reason})
             continue

@@ -1,6 +1,7 @@
-"""board.js and epbench.core compute the same Pareto frontier: 1,000 seeded random points (exact
-ties, duplicates, equal tps_per_user and equal system_tps, points without tps_per_user) go to
-the page's frontier function in Chromium and to epbench.core.metrics.pareto.frontier."""
+"""lib/reducers.js and epbench.core compute the same Pareto frontier: 1,000 seeded random
+points (exact ties, duplicates, equal tps_per_user and equal system_tps, points without
+tps_per_user) go to the page's frontier function in Chromium and to
+epbench.core.metrics.pareto.frontier."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""site.js and epbench.generator.number_format print every figure the same way: the values a
-page formats in the browser (boards, home, compare) and the ones the build writes into a page
-(run, endpoint, workload pages) read alike, tiny ones without an exponent and a figure that is
+"""lib/format.js (`fmt`, reached through site.js's `window.epbSite`) and
+epbench.generator.number_format print every figure the same way: the values a page formats
+in the browser (boards, home, compare) and the ones the build writes into a page (run,
+endpoint, workload pages) read alike, tiny ones without an exponent and a figure that is
 zero within float noise as 0."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tests.browser.harness import open_page
 pytestmark = [pytest.mark.browser]
 
 # Hand-picked edges, then seeded random figures over sixteen orders of magnitude. (Whole
-# numbers are left out: JSON cannot tell 1234.0 from 1234, and site.js prints those exactly.)
+# numbers are left out: JSON cannot tell 1234.0 from 1234, and lib/format.js prints those exactly.)
 EDGES = [1e-17, -1e-17, 3e-13, 1e-7, 2.5e-9, 0.00008687, 0.0938, 0.123456, 0.5, 1.005, 1.5,
          -2.345, 99.96, 999.4, 999.6, 1234.5678, 12345.6, 0.9999, 0.006]
 

@@ -14,8 +14,8 @@ import yaml
 
 from epbench.core.agentic_plan import FEATURE, NON_STREAMED, AgenticPlan, plan_agentic
 from epbench.core.documents import load_document
-from epbench.generator.checks.agentic_plan import check_plan, expected_plan
-from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.generator.checks.workload.agentic_plan import check_plan, expected_plan
+from epbench.generator.checks.workload.sha import WorkloadIndex
 from epbench.runner.agentic.executor import agentic_run_line, run_agentic
 from epbench.runner.context import RunContext
 from epbench.runner.workload import LoadedWorkload

@@ -1,6 +1,6 @@
 """A trace workload's plan (epbench.core.trace_plan, epbench.runner.plan), its prompts
 (epbench.runner.trace_prompts) and the validator's rebuild of it
-(epbench.generator.checks.workload_plan): windows, scaling and caps by hand, hash-id blocks
+(epbench.generator.checks.workload.plan): windows, scaling and caps by hand, hash-id blocks
 that share exactly what the trace shares, and a journal that strays from the trace refused."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from epbench.core.summary import CALIBRATION_TOLERANCE
 from epbench.core.trace_file import parse_trace
 from epbench.core.trace_plan import trace_point
 from epbench.core.workload_plan import run_spec
-from epbench.generator.checks.workload_plan import _rebuild, check_plan
+from epbench.generator.checks.workload.plan import _rebuild, check_plan
 from epbench.runner.calibrate import calibrate
 from epbench.runner.client import EndpointClient
 from epbench.runner.plan import build_plan

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-from test_validate_results import SERVICED, load, make_project, save
 
 from epbench.core.metrics.pareto import frontier
 from epbench.core.runspec import PointSpec
@@ -23,6 +22,7 @@ from epbench.generator.prompt_cache import cache_figures, hit_rate_words
 from epbench.generator.render import POINT_COLUMNS, result_context
 from epbench.generator.tables import build_tables
 from epbench.generator.validate import validate_paths
+from tests.generator.checks.test_validate_results import SERVICED, load, make_project, save
 
 CARD = {"input_usd_per_mtok": 3.0, "output_usd_per_mtok": 15.0,
         "cached_input_usd_per_mtok": 0.30, "cache_write_input_usd_per_mtok": 3.75,

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_validate_results import SERVICED, load, make_project, save
-
 from epbench.generator.render import POINT_COLUMNS, frontier_by_run, result_context
 from epbench.generator.tables import build_tables
+from tests.generator.checks.test_validate_results import SERVICED, load, make_project, save
 
 
 def test_a_rejected_point_on_the_stated_frontier_is_marked_on_neither_page(tmp_path: Path) -> None:

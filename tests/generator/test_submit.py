@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_validate_results import SERVICED, make_project
 
 from epbench.core.errors import InputError
 from epbench.generator.submit import submit_run
 from tests.conftest import ROOT
+from tests.generator.checks.test_validate_results import SERVICED, make_project
 
 
 @pytest.fixture

@@ -9,12 +9,20 @@ import re
 from pathlib import Path
 
 import pytest
-from test_validate_results import AGENTIC, EMULATED, SELF_HOSTED, SERVICED, load, make_project, save
 
 from epbench.generator.downloads import read_csv, read_table, write_tables
 from epbench.generator.importers import import_results
 from epbench.generator.tables import build_tables
 from tests.conftest import ROOT
+from tests.generator.checks.test_validate_results import (
+    AGENTIC,
+    EMULATED,
+    SELF_HOSTED,
+    SERVICED,
+    load,
+    make_project,
+    save,
+)
 
 TABLES_DOC = ROOT / "docs" / "tables.md"
 TAGS = ("productive", "repair", "recovery", "transport")

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_validate_results import AGENTIC, SERVICED, load, make_project, save
 
 from epbench.core.schema import check_schema
 from epbench.generator.report import MARKER, md
 from epbench.generator.validate import validate_paths
+from tests.generator.checks.test_validate_results import AGENTIC, SERVICED, load, make_project, save
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ TESTS = ROOT / "tests"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from test_validate_results import SERVICED, make_project  # noqa: E402
+from tests.generator.checks.test_validate_results import SERVICED, make_project  # noqa: E402
 
 __all__ = ["ROOT", "SERVICED", "TINY_WORKLOAD", "epbench", "git", "git_env", "make_project",
            "repository"]

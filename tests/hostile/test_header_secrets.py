@@ -18,7 +18,7 @@ import yaml
 from attack import ROOT, TINY_WORKLOAD, epbench
 
 from epbench.core.credentials import looks_like_secret
-from epbench.generator.checks.secrets import scan
+from epbench.generator.checks.secret import scan
 from epbench.generator.validate import validate_paths
 
 ORG_VALUE = "org-5f0c2a9e77d14b6c8e3a1f2d9b7c4e61"

@@ -28,7 +28,7 @@ TESTS = ROOT / "tests"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from test_trust import make_run  # noqa: E402  (the script-written journal and its result)
+from tests.generator.test_trust import make_run  # noqa: E402  (the script-written journal and its result)
 
 RELABELLED = {
     "kind": "endpoint", "schema_version": 1, "id": "openai-gpt-4o", "provider": "OpenAI",

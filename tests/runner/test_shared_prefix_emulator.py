@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from epbench.core.schema import check_schema
-from epbench.generator.checks import workload_plan
 from epbench.generator.checks.evidence import check_evidence
-from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.generator.checks.workload import plan as workload_plan
+from epbench.generator.checks.workload.sha import WorkloadIndex
 from epbench.runner.entry import run_command
 from epbench.runner.plan import build_plan
 from epbench.runner.workload import load_serving_workload

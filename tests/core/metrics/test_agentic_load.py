@@ -1,6 +1,6 @@
 """Load levels of agentic workloads: the plan of each level, agents at SLO as a step function,
 and the validator's view of a journal with levels (epcore/metrics/capacity.py,
-epcore/agentic_plan.py, generator/checks/agentic_plan.py)."""
+epcore/agentic_plan.py, generator/checks/workload/agentic_plan.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from epbench.core.agentic_summary import summarize_load
 from epbench.core.metrics.capacity import Level, capacity, hourly_price
 from epbench.core.metrics.quality import quality_gate
 from epbench.core.trial_record import TrialRecord
-from epbench.generator.checks.agentic_plan import check_plan
+from epbench.generator.checks.workload.agentic_plan import check_plan
 
 HOURLY = {"usd_per_hour": 2.0, "effective_date": "2026-01-01"}
 PER_TOKEN = {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 2.0,

@@ -3,7 +3,7 @@ evidence: flagged by name, with the figure it makes impossible, and kept, not re
 
 from __future__ import annotations
 
-from epbench.generator.checks.distributions import check_dist
+from epbench.generator.checks.dist import check_dist
 
 
 def dist(p50: float, p90: float) -> dict[str, float | int | list[str]]:

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from epbench.generator.checks import distributions
-from epbench.generator.checks.distributions import POSITIVE_TIMES, check_dist
+from epbench.generator.checks import dist
+from epbench.generator.checks.dist import POSITIVE_TIMES, check_dist
 
 NAMES = ["ttft_ms", "itl_ms", "tool_ms", *sorted(POSITIVE_TIMES)]
 
@@ -39,7 +39,7 @@ def test_2000_seeded_distributions_get_the_same_findings(monkeypatch: pytest.Mon
     rng = random.Random(13)
     cases = [(seeded_dist(rng), rng.choice(NAMES), rng.random() < 0.2) for _ in range(2000)]
     fast = [check_dist(d, name, "/points/0/x", "f.json", partial_ok=ok) for d, name, ok in cases]
-    monkeypatch.setattr(distributions, "_clean", lambda *_: False)
+    monkeypatch.setattr(dist, "_clean", lambda *_: False)
     slow = [check_dist(d, name, "/points/0/x", "f.json", partial_ok=ok) for d, name, ok in cases]
     assert fast == slow
     assert sum(1 for found in slow if found) > 300
@@ -60,7 +60,7 @@ def test_results_root_is_the_nearest_enclosing_results_folder() -> None:
 
 
 def test_the_lowest_carried_percentile_is_the_first_of_carried() -> None:
-    from epbench.generator.checks.plausible import _carried, _lowest
+    from epbench.generator.checks.plausible.round_trip import _carried, _lowest
 
     rng = random.Random(5)
     for _ in range(500):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from epbench.core.metrics.latency import tpot_ms
-from epbench.generator.checks.evidence import _fastest_gap
+from epbench.generator.checks.plausible.fastest_gap import check_fastest_gap
 
 MS = 1_000_000  # ns
 
@@ -32,10 +32,10 @@ def speed(tpot: float) -> dict[str, Any]:
 def test_a_run_whose_reads_carried_two_events_passes_at_its_own_speed() -> None:
     fastest_tpot = min(t for t in map(tpot_ms, RECORDS) if t is not None)
     assert fastest_tpot < 1.0  # faster than any gap between reads: the old rule refused it
-    assert _fastest_gap(speed(fastest_tpot), RECORDS, "r.json") == []
+    assert check_fastest_gap(speed(fastest_tpot), RECORDS, "r.json") == []
 
 
 def test_a_speed_no_gap_of_the_journal_allows_is_still_refused() -> None:
-    findings = _fastest_gap(speed(0.5), RECORDS, "r.json")
+    findings = check_fastest_gap(speed(0.5), RECORDS, "r.json")
     assert [(f.check, f.pointer) for f in findings] == [
         ("plausible.tps-per-user", "/points/0/tps_per_user")]

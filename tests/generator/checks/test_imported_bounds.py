@@ -153,7 +153,7 @@ def test_system_tps_above_tokens_over_the_window_is_flagged(tmp_path: Path) -> N
 
 
 def test_the_bounds_leave_epbench_results_to_the_journal_checks(tmp_path: Path) -> None:
-    from epbench.generator.checks.imported_bounds import check_imported
+    from epbench.generator.checks.plausible.imported import check_imported
 
     result = json.loads(import_vllm(tmp_path, lambda doc: doc.update(duration=0.5)).read_text())
     assert check_imported(result, "x.json") != []

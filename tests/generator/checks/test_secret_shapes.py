@@ -15,7 +15,7 @@ from epbench.core.credentials import (
     secret_hex,
     secret_tokens,
 )
-from epbench.generator.checks import secrets
+from epbench.generator.checks import secret
 from epbench.generator.importers.bfcl import _task, workload
 from epbench.generator.importers.bfcl_source import CATEGORIES, Source
 from tests.conftest import ROOT
@@ -65,7 +65,7 @@ def test_keys_of_every_known_format_are_caught():
     for key in KNOWN_FORMATS:
         assert looks_like_secret(key), key
         assert looks_like_secret(f"the key is {key}, keep it safe"), key
-        assert secrets.scan({"tasks": [{"conversation": [f"use {key}"]}]}, "w.yaml"), key
+        assert secret.scan({"tasks": [{"conversation": [f"use {key}"]}]}, "w.yaml"), key
 
 
 def test_random_tokens_of_key_lengths_are_caught_all_but_one_in_ten_thousand():
@@ -99,7 +99,7 @@ def test_every_real_bfcl_task_passes_the_secret_scan_but_a_random_hex_value():
     for category in CATEGORIES:
         entries = {e.id: e for e in source.entries(category)}
         doc = workload(category, list(entries.values()), source.version)
-        assert not secrets.scan(doc, f"bfcl-{category}.yaml")
+        assert not secret.scan(doc, f"bfcl-{category}.yaml")
         for item in doc["source"].get("excluded", []):
             if "credential" not in item["reason"]:
                 continue

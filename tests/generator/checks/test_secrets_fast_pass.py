@@ -8,7 +8,7 @@ import random
 import string
 
 from epbench.core.credentials import TOKEN, has_key_shape, hex_runs, token_is_secret
-from epbench.generator.checks.secrets import (
+from epbench.generator.checks.secret import (
     _DIGEST_BEFORE,
     _digest_key,
     _key_shape,

@@ -176,7 +176,7 @@ def test_a_result_without_a_submitter_under_results_is_rejected(tmp_path: Path) 
 
 
 def test_no_date_in_the_future_uses_one_day_of_slack(tmp_path: Path) -> None:
-    from epbench.generator.checks.dates import check_dates
+    from epbench.generator.checks.date import check_dates
 
     doc = load(make_project(tmp_path), SERVICED)
     doc["finished_at"] = "2026-11-20T23:00:00Z"

@@ -37,7 +37,7 @@ from epbench.core.summary import dedupe
 from epbench.core.trace_plan import load_trace, project_root, trace_point
 from epbench.core.workload_plan import PlannedPoint, plan_points, planned_requests, run_spec
 from epbench.generator.checks.base import check
-from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.generator.checks.workload.sha import WorkloadIndex
 
 MAX_PLANNED = 2_000_000
 """Requests a rebuilt plan may hold (about 12 bytes each): ten times the largest shipped

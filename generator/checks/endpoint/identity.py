@@ -23,8 +23,9 @@ from epbench.core.findings import Finding
 from epbench.core.paths import shipped
 from epbench.core.pricing import card_on
 from epbench.core.schema import check_schema, kind_of
-from epbench.generator.checks.base import check
-from epbench.generator.checks.dates import run_date
+from epbench.generator.checks.base import Subject, check, on_result
+from epbench.generator.checks.date import run_date
+from epbench.generator.checks.layout import results_root
 
 UNKNOWN = check(
     "endpoint.unknown", "reject", "the result's endpoint id has a file under endpoints/",
@@ -141,3 +142,15 @@ def check_endpoint_identity(result: dict[str, Any], index: EndpointIndex,
                             f"pricing.{key} is {pinned.get(key)!r} but the card in force on {day} "
                             f"in endpoints/{endpoint['id']}.yaml says {card.get(key)!r}")]
     return []
+
+
+@on_result(180, needs_index=True)
+def _on_result(s: Subject) -> list[Finding]:
+    if s.path is None or results_root(s.path) is None:  # only what is submitted, or published
+        return []
+    endpoints = index_for(s.index.project)
+    # an imported result may name an endpoint of its own, but one that names a known endpoint
+    # is held to its file like any other (else it could speak for it)
+    if s.imported and endpoints.get(s.doc["endpoint"]["id"]) is None:
+        return []
+    return check_endpoint_identity(s.doc, endpoints, s.file)

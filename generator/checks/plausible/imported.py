@@ -17,11 +17,11 @@ in the `flags` column, never ranked), not rejected: the numbers come from anothe
   Non-finite values never reach a result: the safe loader (epbench.core.documents) refuses a file
   carrying one, an importer's input as much as a result.
 
-The window against the latencies is in epbench.generator.checks.plausible, which flags imported
-results
-the same way. No round-trip bound applies to them: the only round trips that bound a latency
-are the ones epbench's runner measured and journaled (epbench.core.round_trips), and an imported
-result has no journal (a `client.rtt_ms` it carries is the submitter's word).
+The window against the latencies is in epbench.generator.checks.plausible.round_trip, which
+flags imported results the same way. No round-trip bound applies to them: the only round trips
+that bound a latency are the ones epbench's runner measured and journaled
+(epbench.core.round_trips), and an imported result has no journal (a `client.rtt_ms` it carries
+is the submitter's word).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check, fmt
+from epbench.generator.checks.base import Subject, check, fmt, on_result
 
 SLACK = 1e-9
 """Relative: a bound is broken only beyond rounding in the last digits."""
@@ -142,3 +142,8 @@ def _throughput(point: dict[str, Any], where: str, file: str) -> list[Finding]:
                 f"{fmt(completed * mean / 1000 / concurrency)} s at concurrency {concurrency}, "
                 f"but window_s is {fmt(window)} s")]
     return []
+
+
+@on_result(60)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_imported(s.doc, s.file)

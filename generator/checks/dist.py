@@ -17,7 +17,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.core.metrics.percentiles import MIN_SAMPLES, insufficient
-from epbench.generator.checks.base import check, fmt
+from epbench.generator.checks.base import Subject, check, fmt, on_point, on_result
 
 P90_MIN_SAMPLES = MIN_SAMPLES["p90"]
 P99_MIN_SAMPLES = MIN_SAMPLES["p99"]
@@ -102,8 +102,8 @@ def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
     """Findings for one distribution object named `name` at pointer `where`.
 
     partial_ok: imported results may lack percentiles their source tool did not report, and a
-    zero time in one is flagged (epbench.generator.checks.imported_bounds), not dropped: the point
-    stays."""
+    zero time in one is flagged (epbench.generator.checks.plausible.imported), not dropped: the
+    point stays."""
     n = dist["n"]
     values = [dist.get(k) for k in _KEYS]
     if not partial_ok and _clean(dist, name, n, values):
@@ -145,4 +145,27 @@ def check_dist(dist: dict[str, Any], name: str, where: str, file: str,
             f"{name} has n = {n} but does not list {sorted(expected_insufficient(n))} as "
             "insufficient",
         ))
+    return out
+
+
+POINT_DISTS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "schedule_delay_ms",
+               "ttft_from_scheduled_ms", "e2e_from_scheduled_ms")
+AGENTIC_DISTS = ("decision_ms", "first_tool_delta_ms", "tool_ms", "overhead_ms", "task_wall_ms")
+
+
+@on_point(20)
+def _on_point(s: Subject, where: str, point: dict[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    for name in POINT_DISTS:
+        if name in point:
+            out += check_dist(point[name], name, f"{where}/{name}", s.file, partial_ok=s.imported)
+    return out
+
+
+@on_result(20)
+def _on_agentic(s: Subject) -> list[Finding]:
+    out: list[Finding] = []
+    if "agentic" in s.doc:
+        for name in AGENTIC_DISTS:
+            out += check_dist(s.doc["agentic"][name], name, f"/agentic/{name}", s.file)
     return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from epbench.core.findings import Finding
 from epbench.core.paths import workload_ids
-from epbench.generator.checks.base import check
+from epbench.generator.checks.base import Subject, check, on_endpoint
 
 UNKNOWN_WORKLOAD = check(
     "endpoint.schedule-workload", "reject", "every scheduled workload id names a workload file",
@@ -37,3 +37,8 @@ def check_schedule(endpoint: dict[str, Any], file: str, project: Path | None) ->
         for i, wid in enumerate(wanted)
         if wid not in known
     ]
+
+
+@on_endpoint(40)
+def _on_endpoint(s: Subject) -> list[Finding]:
+    return check_schedule(s.doc, s.file, s.project)

@@ -12,11 +12,11 @@
   bound): as their window spans the whole run, the window is held against the largest TTFT or
   end-to-end percentile they carry
 - with the journal: `tps_per_user` no higher than the fastest measured inter-token gap allows
-  (a gap carrying k tokens allows k tokens in it), checked in epbench.generator.checks.evidence
+  (epbench.generator.checks.plausible.fastest_gap, run by the evidence check)
 
 An epbench result outside a bound is rejected; an imported one is flagged (its numbers come
-from another tool, which cannot be re-run here); epbench.generator.checks.imported_bounds holds the
-other bounds on imported results.
+from another tool, which cannot be re-run here); epbench.generator.checks.plausible.imported
+holds the other bounds on imported results.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from epbench.core.findings import Finding
-from epbench.generator.checks.base import check, fmt
+from epbench.generator.checks.base import Subject, check, fmt, on_result
 
 BELOW_RTT = check(
     "plausible.below-rtt", "reject",
@@ -93,3 +93,8 @@ def check_plausible(result: dict[str, Any], file: str) -> list[Finding]:
                        f"({fmt(longest)} ms), which lies inside it")
             out.append((IMPORTED if imported else WINDOW).at(file, f"{where}/window_s", message))
     return out
+
+
+@on_result(50)
+def _on_result(s: Subject) -> list[Finding]:
+    return check_plausible(s.doc, s.file)

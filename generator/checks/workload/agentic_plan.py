@@ -12,7 +12,7 @@ from) and the result's `--quick` setting and fallbacks is compared with the jour
                  `max_steps`
 
 The first difference is one `workload.plan` line (the check of serving results,
-epbench.generator.checks.workload_plan). A result without a journal is not compared (it is
+epbench.generator.checks.workload.plan). A result without a journal is not compared (it is
 not ranked); plans are kept per (sha256, quick, unstreamed fallback).
 """
 
@@ -23,8 +23,8 @@ from typing import Any
 
 from epbench.core.agentic_plan import FEATURE, NON_STREAMED, AgenticPlan, plan_agentic, unstreamed
 from epbench.core.findings import Finding
-from epbench.generator.checks.workload_plan import PLAN, claimed_workload
-from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.generator.checks.workload.plan import PLAN, claimed_workload
+from epbench.generator.checks.workload.sha import WorkloadIndex
 
 Problem = tuple[str, str]
 
