@@ -31,8 +31,8 @@ from epbench.core.rankable import rankability
 from epbench.core.schema import check_schema, kind_of
 from epbench.generator import agentic_suite, columns, cost, quality
 from epbench.generator.checks import rejected_points
-from epbench.generator.checks.dates import run_date
-from epbench.generator.checks.workload_sha import WorkloadIndex
+from epbench.generator.checks.date import run_date
+from epbench.generator.checks.workload.sha import WorkloadIndex
 from epbench.generator.confirmation import confirmations
 from epbench.generator.disclosure import disclosure
 from epbench.generator.prompt_cache import cache_figures

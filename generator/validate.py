@@ -30,19 +30,19 @@ from epbench.core.provenance import Provenance
 from epbench.core.schema import check_schema, kind_of
 from epbench.generator.changes import changed_files
 from epbench.generator.checks import WorkloadIndex, check_endpoint, check_result
-from epbench.generator.checks.build_state import committed_state
-from epbench.generator.checks.data_files import (
+from epbench.generator.checks.fast_schema import certainly_valid
+from epbench.generator.checks.file.build_state import committed_state
+from epbench.generator.checks.file.data_files import (
     NOT_DOCUMENTS,
     classified,
     classify,
     in_data_folder,
     result_of,
 )
-from epbench.generator.checks.fast_schema import certainly_valid
 from epbench.generator.checks.layout import duplicate_finding, results_root
 from epbench.generator.checks.provenance import check_reserved, tier_of
-from epbench.generator.checks.secrets import scan
-from epbench.generator.checks.trace_workload import check_trace_workload
+from epbench.generator.checks.secret import scan
+from epbench.generator.checks.workload.trace import check_trace_workload
 from epbench.generator.report import FileStatus, Report, status_for
 from epbench.generator.worker_pool import each_file
 
@@ -122,7 +122,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
 
 def is_project(given: Path) -> bool:
     """A folder given to validate is a project root (narrowed to its data folders, and its
-    committed build state judged: `epbench.generator.checks.build_state`)."""
+    committed build state judged: `epbench.generator.checks.file.build_state`)."""
     return given.is_dir() and not given.is_symlink() and (
         (given / "pyproject.toml").is_file()
         or (given.name != "results" and (given / "results").is_dir()))

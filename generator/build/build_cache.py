@@ -5,7 +5,7 @@ The cache lives outside the checkout (`epbench.core.paths.user_cache_dir()/build
 results folder's path>/`: `$XDG_CACHE_HOME/epbench`, `~/.cache/epbench`, or the job's own
 `$RUNNER_TEMP` on GitHub Actions), never in a folder a pull request can fill: a committed
 `.cache/` is data the build never reads (and `epbench validate` rejects it,
-`epbench.generator.checks.build_state`). `epbench build --no-cache` uses none.
+`epbench.generator.checks.file.build_state`). `epbench build --no-cache` uses none.
 
 An entry belongs to one file path and is keyed by content: the sha256 of the file's bytes (and
 of its journal's, which the checks read). Every build hashes every result and journal (about

@@ -1,8 +1,0 @@
-"""Moved to epbench.generator.checks.date (check ids in the module their prefix names). This name
-only re-exports what generator/tables.py imports from it, while that file is edited on another
-branch; delete it once generator/tables.py imports from the new module.
-"""
-
-from epbench.generator.checks.date import (
-    run_date as run_date,
-)

@@ -1,8 +1,0 @@
-"""Moved to epbench.generator.checks.secret (check ids in the module their prefix names). This name
-only re-exports what generator/validate.py imports from it, while that file is edited on another
-branch; delete it once generator/validate.py imports from the new module.
-"""
-
-from epbench.generator.checks.secret import (
-    scan as scan,
-)
