@@ -53,6 +53,9 @@ def scan_yaml(text: str, max_depth: int, limit: int = MAX_NODES) -> tuple[int, i
                     sizes[anchor] = size
             if total > limit or deepest > max_depth:
                 break
-    except yaml.YAMLError:
-        pass
+    except yaml.YAMLError as exc:
+        # libyaml refuses nesting past its own limit (1,000 levels) while scanning ahead, before
+        # it has sent an event of those levels: deeper than any limit of ours
+        if getattr(exc, "problem", None) == "exceeded maximum nesting depth":
+            deepest = max(deepest, max_depth + 1)
     return total, deepest
