@@ -62,7 +62,7 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
 
 
 def _as_written(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
+    return loader.construct_scalar(node)
 
 
 def _not_json(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import open_page, page_opener, wait_for_board
+from tests.browser.harness import SHOT_TIMEOUT_MS, open_page, page_opener, wait_for_board
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -86,7 +86,7 @@ def test_every_page_type_is_screenshotted_and_prints_no_markup_as_text(
                              " || document.getElementById('epb-buyer') || {}).dataset || {})")
         assert "error" not in data and "chartError" not in data, (name, data)
         shot = SHOTS / f"{name}-{scheme}.png"
-        page.screenshot(path=str(shot), full_page=True)
+        page.screenshot(path=str(shot), full_page=True, timeout=SHOT_TIMEOUT_MS)
         assert shot.stat().st_size > 10_000, shot
         text = _visible_text(page)
         printed = [m for m in MARKUP_AS_TEXT if m in text]

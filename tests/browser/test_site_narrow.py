@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import page_opener
+from tests.browser.harness import SHOT_TIMEOUT_MS, page_opener
 from tests.browser.test_site_look import PAGE_TYPES, SHOTS, _ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -53,7 +53,7 @@ def test_every_page_type_fits_a_phones_screen_and_is_screenshotted_at_both_width
         for name, path in PAGE_TYPES.items():
             page = at_width(site_url + path, width)
             shot = SHOTS / f"{name}-{width}.png"
-            page.screenshot(path=str(shot), full_page=True)
+            page.screenshot(path=str(shot), full_page=True, timeout=SHOT_TIMEOUT_MS)
             assert shot.stat().st_size > 10_000, shot
             sizes = page.evaluate("() => [document.documentElement.scrollWidth,"
                                   " window.innerWidth]")

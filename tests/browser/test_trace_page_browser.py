@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import open_page
+from tests.browser.harness import SHOT_TIMEOUT_MS, open_page
 from tests.browser.test_site_look import SHOTS
 
 pytestmark = [pytest.mark.browser]
@@ -37,5 +37,6 @@ def test_a_trace_workload_page_draws_arrival_rate_and_length_charts(
     assert log.errors == [] and not [m for m in log.console if m[0] == "error"]
     assert all(url.startswith(site_url) for url in log.requests), log.requests
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"workload-trace-charts-{scheme}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"workload-trace-charts-{scheme}.png"), full_page=True,
+                    timeout=SHOT_TIMEOUT_MS)
     page.context.close()
