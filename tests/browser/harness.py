@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
-# A full-page screenshot of a long page on a loaded machine (the suite's 3 workers on 2 cores,
+# A full-page screenshot of a long page on a loaded machine (3 pytest-xdist workers on 2 cores,
 # each with its Chromium) took over Playwright's default 30 s once; the picture is what the test
 # checks, not how fast it is taken.
 SHOT_TIMEOUT_MS = 120_000
