@@ -16,7 +16,7 @@ import yaml
 from epbench.core.errors import InputError
 from epbench.core.fast_json import Unusual, fast_json
 from epbench.core.strict_json import loads_text
-from epbench.core.yaml_guard import MAX_NODES, scan_yaml
+from epbench.core.yaml_guard import MAX_NODES, SAFE_LOADER, scan_yaml
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
@@ -46,7 +46,7 @@ class DocumentError(InputError):
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _UniqueKeyLoader(SAFE_LOADER):
     """The YAML safe loader, refusing duplicate keys (which PyYAML would silently overwrite),
     building JSON values only: an unquoted date (`effective_date: 2026-01-01`) stays the string
     it was written as, and the tags for bytes, sets and ordered pairs are refused.

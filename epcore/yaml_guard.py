@@ -20,7 +20,9 @@ import yaml
 
 MAX_NODES = 1_000_000
 
-_EVENTS_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's parser where PyYAML was built with it, else the pure-Python one (epbench.core.documents
+# loads with the same parser)
+SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def scan_yaml(text: str, max_depth: int, limit: int = MAX_NODES) -> tuple[int, int]:
@@ -32,7 +34,7 @@ def scan_yaml(text: str, max_depth: int, limit: int = MAX_NODES) -> tuple[int, i
     total = 0
     deepest = 0
     try:
-        for event in yaml.parse(text, Loader=_EVENTS_LOADER):
+        for event in yaml.parse(text, Loader=SAFE_LOADER):
             if isinstance(event, yaml.AliasEvent):
                 size = sizes.get(event.anchor or "", 1)
                 stack[-1][1] += size
