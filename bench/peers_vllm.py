@@ -703,7 +703,7 @@ def one_server() -> Any:
     """tests/vllm_fixture.py's server; its `need()` (a pytest outcome) becomes one clear line."""
     from tests.vllm_fixture import vllm_server
 
-    context = vllm_server(*SERVE_FLAGS, size=MODEL_SIZE)
+    context = vllm_server(*SERVE_FLAGS, size=MODEL_SIZE, compiled=True)
     try:
         url = context.__enter__()
     except BaseException as exc:  # pytest.skip / pytest.fail are BaseExceptions

@@ -7,10 +7,12 @@ CI setup and must not pass as a green run.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,18 +58,26 @@ def vllm_timing_url() -> Iterator[str]:
 # The real servers that have virtualenvs of their own (tests/server_envs.py) are built while the
 # other tests run: a test on one carries `@pytest.mark.built_server("llama")` (the name of its
 # ServerEnv in lower case: LLAMA here, VLLM in tests/vllm_env.py); collection starts the builds
-# the collected tests need, and those tests run last, so a fresh machine's compile overlaps
-# the rest of the suite.
+# the collected tests need, so a fresh machine's compile overlaps the rest of the suite.
+#
+# Where those tests run in the order:
+# - in one process (`pytest`), last: the builds then have the whole suite's time;
+# - in parallel (`pytest -n 3`, the README's command), vLLM's first, llama's last. vLLM's is the
+#   longest path of a fresh run (its virtualenv, then three servers that each take a minute
+#   to start), so a worker takes it at once and waits for its build while the others run the
+#   rest; llama.cpp's compile then has until the end.
 def _built_servers(item: pytest.Item) -> set[str]:
     return {str(arg) for mark in item.iter_markers("built_server") for arg in mark.args}
+
+
+FIRST_WHEN_PARALLEL = ("vllm",)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     from tests import server_envs
 
-    needed = {name: _built_servers(item) for name, item in
-              ((item.nodeid, item) for item in items)}
+    needed = {item.nodeid: _built_servers(item) for item in items}
     wanted = set().union(*needed.values()) if needed else set()
     for name in sorted(wanted):
         if name == "vllm":  # its virtualenv, then the tiny model (tests/vllm_fixture.py)
@@ -76,14 +86,50 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             prepare_in_background()
         else:
             getattr(server_envs, name.upper()).prebuild()
-    if wanted:
+    if not wanted:
+        return
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: every worker sorts alike
+        first = [i for i in items if needed[i.nodeid] & set(FIRST_WHEN_PARALLEL)]
+        firsts = {i.nodeid for i in first}
+        items[:] = first + [i for i in items if not needed[i.nodeid]] + \
+            [i for i in items if needed[i.nodeid] and i.nodeid not in firsts]
+    else:
         items[:] = [i for i in items if not needed[i.nodeid]] + \
             [i for i in items if needed[i.nodeid]]
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+# Test modules that must share one worker: the vLLM modules share the session's timing server
+# (`vllm_timing_url`), and one worker runs them one after another, so no two vLLM servers
+# (3.4 GB each) start at once. Every other module is a scope of its own (`--dist loadfile`).
+SHARED_SCOPES = {"tests/servers/test_*vllm*.py": "vllm servers"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `pytest -n N`: modules dealt to workers in the collection order above, the next
+    to the first worker with at most two tests left, the modules of SHARED_SCOPES together."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            for pattern, scope in SHARED_SCOPES.items():
+                if fnmatch.fnmatch(module, pattern):
+                    return scope
+            return module
+
+    return ModuleScheduling(config, log)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Builds still running when the session ends are stopped by their PIDs (they are redone
-    next time)."""
+    next time), except in a pytest-xdist worker whose run was not interrupted: it may have
+    finished its share while another worker's test waits for the build it holds, so it waits
+    for the build instead."""
     server_envs = sys.modules.get("tests.server_envs")
-    if server_envs is not None:
+    if server_envs is None:
+        return
+    if hasattr(session.config, "workerinput") and exitstatus != pytest.ExitCode.INTERRUPTED:
+        server_envs.join_all()
+    else:
         server_envs.stop_all()
