@@ -106,9 +106,13 @@ SHARED_SCOPES = {"tests/servers/test_*vllm*.py": "vllm servers"}
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under `pytest -n N`: modules dealt to workers in the collection order above, the next
-    to the first worker with at most two tests left, the modules of SHARED_SCOPES together."""
+    """Under `pytest -n N`: modules dealt to workers in the collection order above (not
+    xdist's default of the modules with the most tests first, which dealt vLLM's late), the
+    next to the first worker with at most two tests left, the modules of SHARED_SCOPES
+    together."""
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
