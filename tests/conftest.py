@@ -71,6 +71,7 @@ def _built_servers(item: pytest.Item) -> set[str]:
 
 
 FIRST_WHEN_PARALLEL = ("vllm",)
+BUILT_SERVER_TIMEOUT_S = 1800
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -88,6 +89,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             getattr(server_envs, name.upper()).prebuild()
     if not wanted:
         return
+    for item in items:  # the first test on a server may wait for its build: minutes more
+        if needed[item.nodeid]:
+            item.add_marker(pytest.mark.timeout(BUILT_SERVER_TIMEOUT_S))
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: every worker sorts alike
         first = [i for i in items if needed[i.nodeid] & set(FIRST_WHEN_PARALLEL)]
         firsts = {i.nodeid for i in first}

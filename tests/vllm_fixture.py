@@ -38,6 +38,11 @@ SERVE_ENV = {
     "TRANSFORMERS_OFFLINE": "1", "VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1",
     "NO_PROXY": "*",
 }
+# The tests' servers share the 2 cores with the other tests (`pytest -n 3`) and each other: by
+# default vLLM keeps one core for itself and pins its OpenMP thread to the other, where a
+# loaded machine gives it a share of one core; unpinned, the kernel moves it to whichever core
+# is free.
+SHARED_MACHINE_ENV = {"VLLM_CPU_OMP_THREADS_BIND": "nobind"}
 
 
 def tiny_model(python: Path, size: str = "tiny") -> Path:
@@ -58,11 +63,17 @@ def tiny_model(python: Path, size: str = "tiny") -> Path:
 
 
 def prepare_in_background() -> None:
-    """Build the virtualenv and make the tiny model in a background thread, so that pip
+    """Build the virtualenv and make the two models in a background thread, so that pip
     installs while other tests run; `vllm_server()` then waits for what is left of it. Not
     when $EPBENCH_VLLM_URL names the server to use."""
     if not os.environ.get("EPBENCH_VLLM_URL"):
-        VLLM.prebuild(then=tiny_model)
+        VLLM.prebuild(then=_both_models)
+
+
+def _both_models(python: Path) -> None:
+    """The timing model first: its tests come first (tests/conftest.py)."""
+    tiny_model(python, "timing")
+    tiny_model(python, "tiny")
 
 
 def serve_command(python: Path, model: Path, port: int, *extra: str) -> list[str]:
@@ -119,8 +130,9 @@ def vllm_server(*extra: str, size: str = "tiny", compiled: bool = False) -> Iter
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile() as log:
         flags = extra if compiled else ("--enforce-eager", *extra)
-        proc = subprocess.Popen(serve_command(python, model, port, *flags),
-                                env={**os.environ, **SERVE_ENV}, stdout=log,
+        environ = {**os.environ, **SERVE_ENV, **({} if compiled else SHARED_MACHINE_ENV)}
+        proc = subprocess.Popen(serve_command(python, model, port, *flags), env=environ,
+                                stdout=log,
                                 stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + START_TIMEOUT_S

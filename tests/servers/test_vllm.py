@@ -21,11 +21,8 @@ import yaml
 from epcore.schema import check_schema
 from tests.conftest import ROOT
 
-# the first test may also wait for the vLLM virtualenv (82 s to 11 min of pip here; conftest
-# starts it at collection) and waits for vLLM to start (45-105 s idle, 208 s busy): above the
-# suite's 600 s per test
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800),
-              pytest.mark.built_server("vllm")]
+# (tests/conftest.py gives every built-server test 1800 s: the first may wait for the build)
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.built_server("vllm")]
 APIS = ("openai-chat", "openai-responses", "anthropic-messages")
 BFCL = "bfcl-live-parallel"
 CITIES = ["Paris", "Lima"]
