@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import need
-from tests.server_envs import LLAMA, BuildFailed
+from tests.server_envs import LLAMA, BuildFailed, server_environ
 
 MODEL_NAME = "tiny-llama"
 N_EMBD = 64
@@ -208,7 +208,8 @@ def llama_server(
     ]
     base_url = f"http://127.0.0.1:{port}/v1"
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                env=server_environ())
         try:
             deadline = time.monotonic() + start_timeout_s
             while True:

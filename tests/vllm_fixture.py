@@ -27,6 +27,7 @@ import httpx
 
 from tests.conftest import ROOT, need
 from tests.llama_fixture import free_port
+from tests.server_envs import server_environ
 from tests.vllm_env import VLLM, cache_root, vllm_python
 
 MODEL_NAME = "tiny"
@@ -56,6 +57,7 @@ def tiny_model(python: Path, size: str = "tiny") -> Path:
         if (folder / "model.safetensors").is_file():
             return folder
         done = subprocess.run([str(python), str(script), str(folder), "--size", size],
+                              env=server_environ(),
                               capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench/make_vllm_model.py failed: {done.stderr[-800:]}")
@@ -130,7 +132,7 @@ def vllm_server(*extra: str, size: str = "tiny", compiled: bool = False) -> Iter
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile() as log:
         flags = extra if compiled else ("--enforce-eager", *extra)
-        environ = {**os.environ, **SERVE_ENV, **({} if compiled else SHARED_MACHINE_ENV)}
+        environ = server_environ(**SERVE_ENV, **({} if compiled else SHARED_MACHINE_ENV))
         proc = subprocess.Popen(serve_command(python, model, port, *flags), env=environ,
                                 stdout=log,
                                 stderr=subprocess.STDOUT)
