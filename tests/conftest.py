@@ -92,19 +92,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for item in items:  # the first test on a server may wait for its build: minutes more
         if needed[item.nodeid]:
             item.add_marker(pytest.mark.timeout(BUILT_SERVER_TIMEOUT_S))
-    if hasattr(config, "workerinput"):  # a pytest-xdist worker: every worker sorts alike
-        first = [i for i in items if needed[i.nodeid] & set(FIRST_WHEN_PARALLEL)]
-        firsts = {i.nodeid for i in first}
-        items[:] = first + [i for i in items if not needed[i.nodeid]] + \
-            [i for i in items if needed[i.nodeid] and i.nodeid not in firsts]
-    else:
-        items[:] = [i for i in items if not needed[i.nodeid]] + \
-            [i for i in items if needed[i.nodeid]]
+    parallel = hasattr(config, "workerinput")  # a pytest-xdist worker: every one sorts alike
+
+    def place(item: pytest.Item) -> int:
+        servers = needed[item.nodeid]
+        if not servers:
+            return 1
+        return 0 if parallel and servers & set(FIRST_WHEN_PARALLEL) else 2
+
+    items.sort(key=place)  # stable: the collection order within each place
 
 
 # Test modules that must share one worker: the vLLM modules share the session's timing server
-# (`vllm_timing_url`), and one worker runs them one after another, so no two vLLM servers
-# (3.4 GB each) start at once. Every other module is a scope of its own (`--dist loadfile`).
+# (`vllm_timing_url`), started once (a start is a minute under load). Every other module is a
+# scope of its own, as with `--dist loadfile`.
 SHARED_SCOPES = {"tests/servers/test_*vllm*.py": "vllm servers"}
 
 

@@ -46,8 +46,9 @@ class BuildFailed(RuntimeError):
 class ServerEnv:
     """One server's pinned virtualenv: `folder` under the cache root, the pip requirements,
     extra environment for pip (build flags), packages to remove after, a finishing step given
-    the site-packages folder, a command whose success proves the install works, and the
-    `nice` level the build runs at."""
+    the site-packages folder, and a command whose success proves the install works. The build
+    runs at the tests' own priority: under `pytest -n 3`, niced, it got too little of the 2
+    cores to finish before its tests came up."""
 
     folder: str
     requirements: tuple[str, ...]
@@ -55,7 +56,6 @@ class ServerEnv:
     removed: tuple[str, ...] = ()
     finish: Callable[[Path], None] | None = None
     check: str = ""
-    niceness: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _running: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
@@ -162,8 +162,8 @@ class ServerEnv:
         with self.log.open("ab") as out:
             out.write(("+ " + " ".join(command) + "\n").encode())
             out.flush()
-            proc = subprocess.Popen(["nice", "-n", str(self.niceness), *command], stdout=out,
-                                    stderr=subprocess.STDOUT, env=environ or server_environ())
+            proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                    env=environ or server_environ())
             self._running.append(proc)
             try:
                 code = proc.wait()
@@ -185,8 +185,7 @@ LLAMA_VERSION = "0.3.36"
 LLAMA = ServerEnv(
     folder=f"llama-cpp-python-{LLAMA_VERSION}",
     requirements=(f"llama-cpp-python[server]=={LLAMA_VERSION}",),
-    # two compiles at a time, at the tests' own priority: under `pytest -n 3` a niced compile
-    # of one unit at a time got too little of the 2 cores to finish before its tests came up
+    # two compiles at a time (one at a time, niced, had not finished when its tests came up)
     pip_environ={"CMAKE_ARGS": "-DLLAVA_BUILD=OFF '-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG' "
                                "'-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG'",
                  "CMAKE_BUILD_PARALLEL_LEVEL": "2"},
