@@ -179,9 +179,11 @@ class TrialRun:
             last[:] = [self._account(res, tag if attempt == 1 else "transport", attempt - 1,
                                      backoff)]
 
-        # No request id header: agentic requests are matched by task and step instead.
+        # each attempt carries its journal line's id, so the server's own log joins the journal
+        attempts = itertools.count()
         retried = await send_with_retries(
-            lambda: self.client.chat(body, keep_chunks=True),
+            lambda: self.client.chat(body, keep_chunks=True,
+                                     request_id=self._request_id(next(attempts))),
             self.wl.limits.retry,
             AGENTIC_RETRYABLE,
             account,
@@ -240,6 +242,11 @@ class TrialRun:
         limit = self.wl.settings.max_tokens
         return limit is not None and (res.output_tokens or 0) >= limit
 
+    def _request_id(self, attempt: int) -> str:
+        """The id of this step's attempt (0-based): in the journal line and the request header."""
+        level = "" if self.level is None else f"L{self.level}-"
+        return f"{level}{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}"
+
     def _journal_request(
         self,
         res: Any,
@@ -258,8 +265,7 @@ class TrialRun:
             counts["stream_truncated"] = len(msg.calls)
         line: AgenticRequestLine = {
             "type": "request",
-            "request_id": f"{'' if self.level is None else f'L{self.level}-'}"
-                          f"{self.task.id}-t{self.trial}-s{self.rec.steps}-a{attempt}",
+            "request_id": self._request_id(attempt),
             "task": self.task.id,
             "trial": self.trial,
             "step": self.rec.steps,

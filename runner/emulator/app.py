@@ -131,6 +131,9 @@ class EmulatorApp:
                                    headers)
             finally:
                 state.pool.release()
+                record.model_prefill_ns = clock.prefill_ns
+                record.model_decode_ns = clock.decode_ns
+                record.model_steps = clock.steps
         except asyncio.CancelledError:
             if not watcher.fired:
                 raise

@@ -11,7 +11,9 @@ second falls, the trade-off a concurrency sweep traces.
 Each sequence keeps its own clock of absolute deadlines (`DecodeClock`): sleeping to the next
 deadline rather than for a step's length keeps the long-run rate exact when the event loop is
 late, and a sequence that fell behind does not burst to catch up (the next deadline is never
-set in the past).
+set in the past). The clock also sums what the model asked for (`prefill_ns`, `decode_ns` over
+`steps`), with none of the event loop's lateness: the request log carries it, so a test on a
+loaded machine can check the model's own times where the wall clock is noisy.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ class DecodeClock:
         self._rng = rng
         self._pool = pool
         self.deadline_ns = 0
+        self.prefill_ns = 0  # the model's time to the first token (no queue, no lateness)
+        self.decode_ns = 0  # the model's decode steps, summed
+        self.steps = 0
 
     def _jitter(self) -> float:
         j = self._settings.jitter
@@ -86,13 +91,15 @@ class DecodeClock:
 
     def start(self, prompt_tokens: int) -> None:
         """Set the first token's deadline from now: the fixed part plus prefill."""
-        self.deadline_ns = time.perf_counter_ns() + int(self.prefill_ms(prompt_tokens) * 1e6)
+        self.prefill_ns = int(self.prefill_ms(prompt_tokens) * 1e6)
+        self.deadline_ns = time.perf_counter_ns() + self.prefill_ns
 
     def advance(self) -> None:
         """The next token's deadline: one step after the previous, never in the past."""
-        self.deadline_ns = max(
-            self.deadline_ns + int(self.step_ms() * 1e6), time.perf_counter_ns()
-        )
+        step_ns = int(self.step_ms() * 1e6)
+        self.decode_ns += step_ns
+        self.steps += 1
+        self.deadline_ns = max(self.deadline_ns + step_ns, time.perf_counter_ns())
 
     async def wait(self) -> None:
         """Sleep until the current deadline (no sleep, and no yield, when it has passed)."""

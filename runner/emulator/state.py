@@ -40,6 +40,9 @@ class RequestRecord:
     completion_tokens: int = 0  # content-bearing chunks (or script tokens) actually sent
     stream: bool = False
     disconnected: bool = False  # the client went away before the response was complete
+    model_prefill_ns: int = 0  # what the batching model set, free of the event loop's lateness:
+    model_decode_ns: int = 0  # time to the first token, and the decode steps summed
+    model_steps: int = 0
 
 
 class EmulatorState:

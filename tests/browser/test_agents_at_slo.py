@@ -29,19 +29,41 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One full run of the fleet workload on the emulator, submitted, validated and built."""
+    """One full run of the fleet workload on the emulator, submitted, validated and built, with
+    the emulator's own request log, read just before the run stops it."""
     from epbench.generator.site import build_site
     from epbench.generator.submit import submit_run
+    from epbench.runner.emulator import process
     from epbench.runner.entry import run_command
 
+    log: list[dict[str, Any]] = []
+    start = process.start_emulator
+
+    def start_keeping_the_log(*args: Any, **kwargs: Any) -> Any:
+        emulator = start(*args, **kwargs)
+        stop = emulator.stop
+
+        def read_then_stop(*a: Any, **kw: Any) -> None:
+            log.extend(emulator.requests())
+            stop(*a, **kw)
+
+        emulator.stop = read_then_stop
+        return emulator
+
     tmp = tmp_path_factory.mktemp("fleet")
-    [result_path] = run_command(
-        endpoint=resolve_endpoint("emulator", ROOT), workload=resolve_workload(
-            "retail-refund-fleet", ROOT), out=tmp / "runs", resume=None, quick=False,
-        client_region=None, shard=None, progress=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(process, "start_emulator", start_keeping_the_log)
+        [result_path] = run_command(
+            endpoint=resolve_endpoint("emulator", ROOT), workload=resolve_workload(
+                "retail-refund-fleet", ROOT), out=tmp / "runs", resume=None, quick=False,
+            client_region=None, shard=None, progress=False)
+    journal = [json.loads(line) for line in
+               (result_path.parent / "events.jsonl").read_text("utf-8").splitlines()]
     placed, report = submit_run(result_path.parent, "demo", None, "independent", tmp / "results")
     site = build_site(tmp / "results", tmp / "_site", ROOT, base_url="", incremental=False)
-    return {"result": json.loads(placed.read_text("utf-8")), "report": report, "site": site}
+    return {"result": json.loads(placed.read_text("utf-8")), "report": report, "site": site,
+            "requests": [line for line in journal if line["type"] == "request"],
+            "emulator": {record["request_id"]: record for record in log}}
 
 
 def test_the_fleet_result_validates_with_every_level_recomputed_from_its_journal(fleet):
@@ -68,14 +90,36 @@ def test_success_stays_flat_within_the_one_agent_interval_at_every_level(fleet):
         assert level["request_errors"] == {}
 
 
+def test_the_emulators_own_decode_step_slows_as_more_agents_share_its_batch(fleet):
+    # decode time per token grows by tpot_growth with each active sequence (runner/emulator/
+    # batching.py): 64 agents hold far more of the 48 slots than one does. The model's own
+    # steps, free of the event loop's lateness, order the levels however loaded the machine is.
+    steps: dict[int, list[int]] = {level: [0, 0] for level in LEVELS}
+    for request in fleet["requests"]:
+        record = fleet["emulator"][request["request_id"]]
+        steps[request["level"]][0] += record["model_decode_ns"]
+        steps[request["level"]][1] += record["model_steps"]
+    step_ms = [steps[level][0] / steps[level][1] / 1e6 for level in LEVELS]
+    assert step_ms == sorted(step_ms) and len(set(step_ms)) == len(LEVELS), step_ms
+    assert step_ms[-1] > 1.5 * step_ms[0], step_ms  # 6 ms alone, about 17 ms at 48 active
+
+
+def test_the_client_never_measures_a_step_shorter_than_the_emulator_made_it(fleet):
+    for request in fleet["requests"]:
+        record = fleet["emulator"][request["request_id"]]
+        model_ms = (record["model_prefill_ns"] + record["model_decode_ns"]) / 1e6
+        measured_ms = (request["t_done_ns"] - request["t_send_ns"]) / 1e6
+        assert measured_ms >= model_ms - 1.0, (request["request_id"], measured_ms, model_ms)
+
+
 def test_step_decision_p90_rises_with_the_emulators_batching(fleet):
     p90 = {level["concurrency"]: level["summary"]["decision_ms"]["p90"]
            for level in fleet["result"]["agentic"]["levels"]}
-    # decode time per token grows by tpot_growth with each active sequence (runner/emulator/
-    # batching.py): 64 agents hold far more of the 48 slots than one does
-    assert p90[16] > p90[1], p90
-    assert p90[64] > 1.5 * p90[1], p90
-    assert p90[64] > p90[16], p90
+    # measured on the wall clock: at 64 agents p90 is about twice what it is at 1 or 16
+    # (249 against 109 and 138 ms, unloaded). Neighbouring levels are closer than a loaded
+    # machine's lateness during one level can push them, so their order is the model's test
+    # above, and the wall clock is held to the ends.
+    assert p90[64] > p90[16] and p90[64] > p90[1], p90
 
 
 def test_agents_at_slo_is_the_step_function_of_the_measured_levels(fleet):

@@ -95,12 +95,17 @@ def test_a_client_that_goes_away_frees_its_slot_at_once(emu):
     assert emu.stats()["active"] == 0
 
 
+def model_step_ms(record: dict) -> float:
+    """The step the batching model set for this request, before any lateness of the loop."""
+    return record["model_decode_ns"] / 1e6 / record["model_steps"]
+
+
 def test_a_sweep_against_the_shipped_settings_trades_per_user_speed_for_throughput():
-    # shipped: 32 slots, 25 ms + 40 ms per 1k prompt tokens, 6 ms per token, growth 0.04.
+    # shipped: 48 slots, 25 ms + 40 ms per 1k prompt tokens, 6 ms per token, growth 0.04.
     # One wave of c streams of 32 tokens: system tokens/s = c * 32 / wave time and per-user
     # tokens/s = 1000 / step, with step = 6 * (1 + 0.04 * (active - 1)):
     # c=1 ~149 and 167; c=4 ~550 and 149; c=16 ~1,580 and 104; c=64 (two waves) ~2,300 and 74
-    system, per_user = [], []
+    system, per_user, model_per_user = [], [], []
     with running_emulator() as emu:
         for c in (1, 4, 16, 64):
             emu.reset()
@@ -111,5 +116,14 @@ def test_a_sweep_against_the_shipped_settings_trades_per_user_speed_for_throughp
             system.append(sum(r["completion_tokens"] for r in records) / wall_s)
             steps = sorted(step_ms(r) for r in records)
             per_user.append(1000 / steps[len(steps) // 2])
+            model = sorted(model_step_ms(r) for r in records)
+            model_per_user.append(1000 / model[len(model) // 2])
     assert system == sorted(system) and system[-1] > 2 * system[1], system
-    assert per_user == sorted(per_user, reverse=True) and per_user[-1] < 0.8 * per_user[0], per_user
+    # The model's own steps fall in order at every level. On the wall clock, c=1 and c=4 are
+    # 11% apart, less than a loaded machine's late wake-ups can add to one level and not the
+    # next, so the measured speeds are held to the ends of the sweep.
+    assert model_per_user == sorted(model_per_user, reverse=True), model_per_user
+    assert model_per_user[-1] < 0.6 * model_per_user[0], model_per_user
+    assert per_user[-1] < 0.8 * per_user[0], per_user
+    for measured, model in zip(per_user, model_per_user, strict=True):
+        assert measured <= model * 1.05, (per_user, model_per_user)  # lateness only slows
