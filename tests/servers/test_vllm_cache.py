@@ -43,7 +43,7 @@ WORKLOAD = ROOT / "workloads" / "serving" / "trace-mooncake-chat.yaml"
 COUNT = 30           # the trace's first 30 requests
 TIME_SCALE = 1.0
 MAX_INPUT = 1024     # the first block (a system prompt) is then half of most prompts
-MAX_OUTPUT = 32
+MAX_OUTPUT = 8
 # The tiny model's prefill is too cheap to show in TTFT on a busy machine (p50 225 ms on
 # against 206 ms off, measured): the 43 M model's prefill is what a cache hit skips.
 SIZE = "timing"
