@@ -76,40 +76,90 @@ def _visible_text(page: Any) -> str:
     return str(page.evaluate("() => document.body.innerText"))
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_page_type_is_screenshotted_and_prints_no_markup_as_text(
-        look: Any, site_url: str, scheme: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, path in PAGE_TYPES.items():
-        page = look(site_url + path, scheme)
-        data = page.evaluate("() => Object.assign({}, (document.getElementById('epb-board')"
-                             " || document.getElementById('epb-buyer') || {}).dataset || {})")
-        assert "error" not in data and "chartError" not in data, (name, data)
-        shot = SHOTS / f"{name}-{scheme}.png"
-        page.screenshot(path=str(shot), full_page=True, timeout=SHOT_TIMEOUT_MS)
-        assert shot.stat().st_size > 10_000, shot
-        text = _visible_text(page)
-        printed = [m for m in MARKUP_AS_TEXT if m in text]
-        assert printed == [], (name, printed)
-        page.context.close()
-
-
 # (The theme fades a tab in: its transition is finished before the colours are read.)
 TAB_LOOKS = """() => { document.getAnimations().forEach(a => a.finish());
   return [...document.querySelectorAll('.md-tabs__link')].map(l => ({
   text: l.textContent.trim(), opacity: parseFloat(getComputedStyle(l).opacity)})); }"""
+BOARD_FLAGS = ("() => Object.assign({}, (document.getElementById('epb-board')"
+               " || document.getElementById('epb-buyer') || {}).dataset || {})")
+SIZES = "() => [document.documentElement.scrollWidth, window.innerWidth]"
+# What overflows a page, when it does: the innermost elements whose right edge is past the
+# window, outside any box that scrolls sideways (a table in its scroll box may be wider).
+OVERFLOWING = """() => {
+  const width = window.innerWidth, out = [];
+  const past = e => e.getBoundingClientRect().right > width + 1;
+  const scrolled = e => { for (let a = e.parentElement; a; a = a.parentElement) {
+    if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) { return true; } }
+    return false; };
+  document.querySelectorAll('body *').forEach(e => {
+    if (past(e) && ![...e.children].some(past) && !scrolled(e)) {
+      out.push((e.id ? '#' + e.id : e.tagName.toLowerCase()) + ' ' +
+               (e.textContent || '').trim().slice(0, 30));
+    }
+  });
+  return out.slice(0, 8);
+}"""
 
 
-def test_every_page_has_the_header_tabs_with_its_own_tab_marked(look: Any, site_url: str) -> None:
-    for name, path in PAGE_TYPES.items():
-        page = look(site_url + path)
-        tabs = page.evaluate(TAB_LOOKS)
+def read_page(page: Any, shot: Path) -> dict[str, Any]:
+    """What the tests read of a loaded page: its board's flags, its header tabs, a full-page
+    screenshot (saved to `shot`), its visible text, and its width against the window's with
+    what sticks out when it is wider."""
+    facts = {"flags": page.evaluate(BOARD_FLAGS), "tabs": page.evaluate(TAB_LOOKS)}
+    page.screenshot(path=str(shot), full_page=True, timeout=SHOT_TIMEOUT_MS)
+    sizes = page.evaluate(SIZES)
+    facts.update(shot=shot, text=_visible_text(page), sizes=sizes,
+                 overflowing=page.evaluate(OVERFLOWING) if sizes[0] > sizes[1] else [])
+    return facts
+
+
+@pytest.fixture(scope="module")
+def seen(look: Any, site_url: str) -> Any:
+    """`seen(scheme)`: every page type opened once in that palette at 1366 px, read by
+    `read_page` (each page type is loaded once per palette for all the tests below)."""
+    visits: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def visit(scheme: str) -> dict[str, dict[str, Any]]:
+        if scheme not in visits:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            pages = {}
+            for name, path in PAGE_TYPES.items():
+                page = look(site_url + path, scheme)
+                pages[name] = read_page(page, SHOTS / f"{name}-{scheme}.png")
+                page.context.close()
+            visits[scheme] = pages
+        return visits[scheme]
+
+    return visit
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_type_is_screenshotted_and_prints_no_markup_as_text(
+        seen: Any, scheme: str) -> None:
+    pages = seen(scheme)
+    assert sorted(pages) == sorted(PAGE_TYPES)
+    for name, facts in pages.items():
+        assert "error" not in facts["flags"] and "chartError" not in facts["flags"], \
+            (name, facts["flags"])
+        assert facts["shot"].stat().st_size > 10_000, facts["shot"]
+        printed = [m for m in MARKUP_AS_TEXT if m in facts["text"]]
+        assert printed == [], (name, printed)
+
+
+def test_every_page_has_the_header_tabs_with_its_own_tab_marked(seen: Any) -> None:
+    for name, facts in seen("light").items():
+        tabs = facts["tabs"]
         assert [t["text"] for t in tabs] == TABS, name
         # What a reader sees: the page's tab drawn at full strength, every other one dimmed
         # (result, endpoint and workload pages sit outside the navigation, and showed none).
         bright = [t["text"] for t in tabs if t["opacity"] == 1]
         assert bright == [ACTIVE_TAB[name]], (name, tabs)
-        page.context.close()
+
+
+def test_no_page_type_is_wider_than_a_desktop_window(seen: Any) -> None:
+    wider = {name: (facts["sizes"], facts["overflowing"])
+             for name, facts in seen("light").items() if facts["sizes"][0] > facts["sizes"][1]}
+    assert wider == {}
 
 
 CELL_OVERFLOW = """() => {

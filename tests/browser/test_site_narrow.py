@@ -1,5 +1,5 @@
-"""What a person sees on every page type at a desktop's 1366 px and a phone's 390 px, in
-Chromium: a screenshot of each at both widths is saved (test-artifacts/screenshots/, or
+"""What a person sees on every page type at a phone's 390 px, in Chromium (the desktop's
+1366 px is test_site_look's): a screenshot of each is saved (test-artifacts/screenshots/, or
 $EPB_SCREENSHOTS), and the tests assert what those screenshots show: no page wider than a
 phone's screen, no Markdown backtick printed as text, and one endpoint's "$ per M output
 tokens" at its point reading the same on the home page, the compare page and the boards."""
@@ -14,28 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import SHOT_TIMEOUT_MS, page_opener
-from tests.browser.test_site_look import PAGE_TYPES, SHOTS, _ready
+from tests.browser.harness import page_opener
+from tests.browser.test_site_look import PAGE_TYPES, SHOTS, _ready, read_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-WIDTHS = (1366, 390)
-# What overflows a page, when it does: the innermost elements whose right edge is past the
-# window, outside any box that scrolls sideways (a table in its scroll box may be wider).
-OVERFLOWING = """() => {
-  const width = window.innerWidth, out = [];
-  const past = e => e.getBoundingClientRect().right > width + 1;
-  const scrolled = e => { for (let a = e.parentElement; a; a = a.parentElement) {
-    if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) { return true; } }
-    return false; };
-  document.querySelectorAll('body *').forEach(e => {
-    if (past(e) && ![...e.children].some(past) && !scrolled(e)) {
-      out.push((e.id ? '#' + e.id : e.tagName.toLowerCase()) + ' ' +
-               (e.textContent || '').trim().slice(0, 30));
-    }
-  });
-  return out.slice(0, 8);
-}"""
+PHONE = 390
 
 
 @pytest.fixture(scope="module")
@@ -45,33 +29,35 @@ def at_width(chrome: Any) -> Iterator[Any]:
         yield lambda url, width: opener(url, width=width)
 
 
-def test_every_page_type_fits_a_phones_screen_and_is_screenshotted_at_both_widths(
-        at_width: Any, site_url: str) -> None:
+@pytest.fixture(scope="module")
+def on_a_phone(at_width: Any, site_url: str) -> dict[str, dict[str, Any]]:
+    """Every page type opened once at a phone's width, read by `read_page`."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    wider: dict[str, Any] = {}
-    for width in WIDTHS:
-        for name, path in PAGE_TYPES.items():
-            page = at_width(site_url + path, width)
-            shot = SHOTS / f"{name}-{width}.png"
-            page.screenshot(path=str(shot), full_page=True, timeout=SHOT_TIMEOUT_MS)
-            assert shot.stat().st_size > 10_000, shot
-            sizes = page.evaluate("() => [document.documentElement.scrollWidth,"
-                                  " window.innerWidth]")
-            if sizes[0] > sizes[1]:
-                wider[f"{name} at {width}"] = (sizes, page.evaluate(OVERFLOWING))
-            page.context.close()
+    pages = {}
+    for name, path in PAGE_TYPES.items():
+        page = at_width(site_url + path, PHONE)
+        pages[name] = read_page(page, SHOTS / f"{name}-{PHONE}.png")
+        page.context.close()
+    return pages
+
+
+def test_every_page_type_fits_a_phones_screen_and_is_screenshotted(
+        on_a_phone: dict[str, dict[str, Any]]) -> None:
+    # (at 1366 px: test_site_look, whose light screenshots are the desktop ones)
+    assert sorted(on_a_phone) == sorted(PAGE_TYPES)
+    for facts in on_a_phone.values():
+        assert facts["shot"].stat().st_size > 10_000, facts["shot"]
+    wider = {name: (facts["sizes"], facts["overflowing"]) for name, facts in on_a_phone.items()
+             if facts["sizes"][0] > facts["sizes"][1]}
     assert wider == {}
 
 
-def test_no_page_prints_a_markdown_backtick(at_width: Any, site_url: str) -> None:
+def test_no_page_prints_a_markdown_backtick(on_a_phone: dict[str, dict[str, Any]]) -> None:
     printed = {}
-    for name, path in PAGE_TYPES.items():
-        page = at_width(site_url + path, 390)
-        lines = [line for line in str(page.evaluate("() => document.body.innerText"))
-                 .splitlines() if "`" in line]
+    for name, facts in on_a_phone.items():
+        lines = [line for line in facts["text"].splitlines() if "`" in line]
         if lines:
             printed[name] = lines[:3]
-        page.context.close()
     assert printed == {}
 
 
