@@ -14,7 +14,10 @@ from tests.emulator_fixture import running_emulator
 pytestmark = pytest.mark.integration
 
 KINDS = ("http_5xx", "stall", "drop_mid_stream", "malformed_sse", "stream_error", "empty_choices")
-STALL_S = 0.4
+STALL_S = 1.0
+"""A stall's silence before the first token: long enough that a clean request (a few ms at the
+server) is never seen this late by a client descheduled on a loaded machine (0.4 s was, once,
+under `pytest -n 3` on a freshly booted 2-core machine)."""
 HTTP = httpx.Client(timeout=30)
 
 
