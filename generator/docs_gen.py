@@ -11,6 +11,7 @@ page through autoescaped Jinja inside raw HTML, never as Markdown.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from epbench.core.documents import DocumentError, load_document
+from epbench.core.documents import DocumentError, document_from_bytes, read_bytes_limited
 from epbench.core.paths import yaml_files
 from epbench.generator import columns, formulas
 from epbench.generator.render import flatten, render
@@ -187,9 +188,22 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(path: str, data: bytes) -> Any:
+    return document_from_bytes(data, Path(path))[0]
+
+
+def workload_document(path: Path) -> Any:
+    """`load_document` of a workload file, parsed once per process for the same name and bytes
+    (DocumentError as it says): a build reads each workload for the catalogue, for its own
+    page and for its trace section, and the tests build many sites from the shipped files
+    (the BFCL workloads are 1.3 MB of YAML). The document is shared: callers only read it."""
+    return _parsed(str(path), read_bytes_limited(path))
+
+
 def _workload_doc(path: Path, kind: str, relative: str) -> WorkloadDoc:
     try:
-        data = load_document(path)
+        data = workload_document(path)
     except DocumentError as exc:
         return WorkloadDoc(kind, path.stem, "", "", "", [], [], [], f"workloads/{relative}",
                            problem=exc.problem.message)

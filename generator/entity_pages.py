@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from epbench.core.documents import DocumentError, load_document
+from epbench.core.documents import DocumentError
 from epbench.generator import buyer, docs_gen
 from epbench.generator.boards import BOARDS, board_config
 from epbench.generator.capacity_view import capacity_context
@@ -117,7 +117,7 @@ def _trace_of(workloads_root: Path, doc: docs_gen.WorkloadDoc) -> dict[str, Any]
         return None
     path = workloads_root / doc.file.removeprefix("workloads/")
     try:
-        data = load_document(path)
+        data = docs_gen.workload_document(path)
     except DocumentError:
         return None  # the page says the file could not be read
     return trace_view(data, path) if isinstance(data, dict) else None
