@@ -199,12 +199,14 @@ class BuildCache:
 
     def stamp(self, path: Path, rel: str, stat: list[int] | None = None,
               journal: bool | None = None,
-              number: int | None = None) -> tuple[Stamp, dict[str, Any] | None]:
+              number: int | None = None,
+              bundle: bool | None = None) -> tuple[Stamp, dict[str, Any] | None]:
         """The file's stamp and its entry when the entry still describes it (else None): the
         sha256 of the file's bytes and of its journal's are the entry's, whatever their size
         and mtime say. `stat` is the file's [size, mtime_ns] when the caller has it already,
-        `journal` whether a journal lies beside it when the caller listed the folder (False:
-        none), `number` its shard when the caller knows it."""
+        `journal` and `bundle` whether a journal and an attestation bundle lie beside it when
+        the caller listed the folder (False: none), `number` its shard when the caller knows
+        it."""
         self.seen.add(rel)
         number = self._shard_of(rel) if number is None else number
         journal_path = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
@@ -212,7 +214,8 @@ class BuildCache:
         now = Stamp(stat or _stat(path), journal_stat=journal_stat)
         bundle_path = os.fspath(path).removesuffix(".json") + BUNDLE_SUFFIX
         try:
-            now.bundle_sha = sha256_file(bundle_path) if _stat(bundle_path) else None
+            now.bundle_sha = sha256_file(bundle_path) \
+                if bundle is not False and _stat(bundle_path) else None
         except OSError:
             now.bundle_sha = None
         entry = self._shard(number).get(rel)

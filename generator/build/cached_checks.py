@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from epbench.core.provenance import BUNDLE_SUFFIX
 from epbench.generator.build import row_store
 from epbench.generator.build.build_cache import (
     JOURNAL_SUFFIX,
@@ -124,10 +125,13 @@ class CachedChecks:
                     listed[folder] = set(os.listdir(folder or "."))
                 except OSError:
                     listed[folder] = set()
-            journal = name.removesuffix(".json") + JOURNAL_SUFFIX in listed[folder]
+            stem = name.removesuffix(".json")
+            journal = stem + JOURNAL_SUFFIX in listed[folder]
+            bundle = stem + BUNDLE_SUFFIX in listed[folder]
             number = shard_of(rel)
             stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns],
-                                            journal=None if journal else False, number=number)
+                                            journal=None if journal else False, number=number,
+                                            bundle=None if bundle else False)
             item = _from_entry(path, entry, number) if entry is not None else None
             if item is not None and isinstance(item.rows, InStore) \
                     and not isinstance(frames.get(number), dict):

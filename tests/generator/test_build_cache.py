@@ -406,3 +406,26 @@ def test_a_changed_shell_page_renders_every_kept_result_page_again(project: Path
     incremental, whole = _files(out), _files(full)
     assert sorted(incremental) == sorted(whole)
     assert [name for name in incremental if incremental[name] != whole[name]] == []
+
+
+def test_an_attestation_bundle_added_or_removed_beside_a_cached_result_checks_it_again(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache learns of a bundle from its folder's listing (no stat of each result's
+    would-be bundle): one that appears, or goes, makes its result's entry stale."""
+    from epbench.core.provenance import BUNDLE_SUFFIX
+
+    reads = Reads(monkeypatch)
+    cached(project)
+    path = next((project / "results").rglob("*.json"))
+    bundle = path.with_name(path.stem + BUNDLE_SUFFIX)
+    bundle.write_text('{"not": "a real bundle"}', encoding="utf-8")
+    reads.clear()
+    cached(project)
+    assert reads.checked == [path.name] and bundle.name in reads.hashed
+    bundle.unlink()
+    reads.clear()
+    cached(project)
+    assert reads.checked == [path.name]
+    reads.clear()
+    cached(project)
+    assert reads.checked == []
