@@ -113,6 +113,18 @@ def read_page(page: Any, shot: Path) -> dict[str, Any]:
     return facts
 
 
+def read_every_page_type(open_page: Any, site_url: str, suffix: str) -> dict[str, dict[str, Any]]:
+    """`read_page` of every page type, opened by `open_page(url)`, each screenshotted as
+    `<page type>-<suffix>.png`."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pages = {}
+    for name, path in PAGE_TYPES.items():
+        page = open_page(site_url + path)
+        pages[name] = read_page(page, SHOTS / f"{name}-{suffix}.png")
+        page.context.close()
+    return pages
+
+
 @pytest.fixture(scope="module")
 def seen(look: Any, site_url: str) -> Any:
     """`seen(scheme)`: every page type opened once in that palette at 1366 px, read by
@@ -121,13 +133,8 @@ def seen(look: Any, site_url: str) -> Any:
 
     def visit(scheme: str) -> dict[str, dict[str, Any]]:
         if scheme not in visits:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            pages = {}
-            for name, path in PAGE_TYPES.items():
-                page = look(site_url + path, scheme)
-                pages[name] = read_page(page, SHOTS / f"{name}-{scheme}.png")
-                page.context.close()
-            visits[scheme] = pages
+            visits[scheme] = read_every_page_type(lambda url: look(url, scheme), site_url,
+                                                  scheme)
         return visits[scheme]
 
     return visit

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.browser.harness import page_opener
-from tests.browser.test_site_look import PAGE_TYPES, SHOTS, _ready, read_page
+from tests.browser.test_site_look import PAGE_TYPES, _ready, read_every_page_type
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,13 +32,7 @@ def at_width(chrome: Any) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def on_a_phone(at_width: Any, site_url: str) -> dict[str, dict[str, Any]]:
     """Every page type opened once at a phone's width, read by `read_page`."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    pages = {}
-    for name, path in PAGE_TYPES.items():
-        page = at_width(site_url + path, PHONE)
-        pages[name] = read_page(page, SHOTS / f"{name}-{PHONE}.png")
-        page.context.close()
-    return pages
+    return read_every_page_type(lambda url: at_width(url, PHONE), site_url, str(PHONE))
 
 
 def test_every_page_type_fits_a_phones_screen_and_is_screenshotted(
