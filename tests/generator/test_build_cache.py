@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import shutil
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,18 @@ from epbench.generator.tables import TABLE_NAMES, Tables, build_tables
 from tests.browser.site_data import ENDPOINTS, make_project, result_path, serving_result
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One project for the module: its 20 journaled results are made and summarized once
+    (about 2 CPU-s), not for each test."""
+    return make_project(tmp_path_factory.mktemp("made") / "p", generated=20)
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    return make_project(tmp_path / "p", generated=20)
+def project(made: Path, tmp_path: Path) -> Path:
+    """A test's own copy of the module's project (the tests change it), with its files'
+    times: a build cache is keyed by the results tree's path, so no two tests share one."""
+    return Path(shutil.copytree(made, tmp_path / "p", symlinks=True))
 
 
 class Reads:
