@@ -60,7 +60,7 @@ class ServerEnv:
 
     folder: str
     requirements: tuple[str, ...]
-    pip_environ: dict[str, str] = field(default_factory=dict)
+    build_environ: dict[str, str] = field(default_factory=dict)
     excluded: tuple[str, ...] = ()
     finish: Callable[[Path], None] | None = None
     check: str = ""
@@ -157,7 +157,7 @@ class ServerEnv:
             excludes = self.venv.parent / f"{self.folder}.excludes"
             excludes.write_text("\n".join(self.excluded) + "\n", encoding="utf-8")
             command += ["--excludes", str(excludes)]
-        self._run([*command, *self.requirements], server_environ(**self.pip_environ))
+        self._run([*command, *self.requirements], server_environ(**self.build_environ))
         if self.finish is not None:
             out = subprocess.run(
                 [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -252,7 +252,7 @@ LLAMA = ServerEnv(
     folder=f"llama-cpp-python-{LLAMA_VERSION}",
     requirements=(f"llama-cpp-python[server]=={LLAMA_VERSION}",),
     # two compiles at a time (one at a time, niced, had not finished when its tests came up)
-    pip_environ={"CMAKE_ARGS": "-DLLAVA_BUILD=OFF '-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG' "
+    build_environ={"CMAKE_ARGS": "-DLLAVA_BUILD=OFF '-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG' "
                                "'-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG' "
                                f"'-DCMAKE_PROJECT_llama.cpp_INCLUDE={NO_COMMON}'",
                  "CMAKE_BUILD_PARALLEL_LEVEL": "2"},
