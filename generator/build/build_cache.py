@@ -8,9 +8,14 @@ results folder's path>/`: `$XDG_CACHE_HOME/epbench`, `~/.cache/epbench`, or the 
 `epbench.generator.checks.file.build_state`). `epbench build --no-cache` uses none.
 
 An entry belongs to one file path and is keyed by content: the sha256 of the file's bytes (and
-of its journal's, which the checks read). Every build hashes every result and journal (about
-0.2 s for 10,000 results, 80 MB) and reuses an entry only when both digests match: a file
-edited at the same size and mtime, or restored from another clone, is checked again. Every
+of its journal's, which the checks read), and an entry is reused only when both digests match.
+A build hashes a file again unless its inode's stat (size, mtime, ctime, inode number) is the
+one the entry recorded and that stat was *settled* when recorded: its ctime more than a second
+before that build began, so no write within the same clock tick can hide behind it (git's
+index does the same, for the same reason: 1.4 s of a 100,000-result rebuild was hashing files
+nothing had touched). No system call sets a ctime: a file edited at the same size and mtime
+(`os.utime` puts the mtime back, and moves the ctime), or restored from another clone (a new
+inode), is hashed and checked again. Every
 entry also depends on a *context*: the cache format, the epbench version and the source of
 `epcore/`, `generator/`, the schemas and the site's templates, and every file under the
 project's `workloads/` and `endpoints/` (the checks and today's prices read them). A cache
@@ -34,6 +39,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +55,10 @@ from epbench.core.provenance import BUNDLE_SUFFIX
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4
+FORMAT = 5
+SETTLED_NS = 1_000_000_000
+"""How long before a build began a file's ctime must lie for its stat to stand for its bytes
+in a later build."""
 SHARDS = 64
 _CLOCK_CHECKS = frozenset({"date.future"})
 _CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +88,19 @@ def _stat(path: Path | str) -> list[int] | None:
         info = os.stat(path, follow_symlinks=False)
     except OSError:
         return None
-    return [info.st_size, info.st_mtime_ns]
+    return stat_key(info)
+
+
+def stat_key(info: os.stat_result) -> list[int]:
+    """What a stamp keeps of a file's stat: size, mtime, ctime and inode number."""
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _settled(stat: list[int] | None, began_ns: int) -> bool:
+    """Whether `stat` (a `stat_key`) can stand for the file's bytes in a later build: its
+    ctime lies more than SETTLED_NS before the build began, so a write after the build read
+    the file moves it (a write within the same clock tick could leave it as it was)."""
+    return stat is not None and len(stat) == 4 and stat[2] < began_ns - SETTLED_NS
 
 
 def _tree_digest(digest: Any, folder: Path, label: str) -> None:
@@ -116,6 +137,8 @@ class Stamp:
     journal_sha: str | None = None
     bundle_sha: str | None = None
     """The attestation bundle beside the result (`<stem>.sigstore.json`): its tier depends on it."""
+    settled: bool = False
+    """Whether `stat` and `journal_stat` can stand for the bytes in a later build (`_settled`)."""
 
 
 @dataclass
@@ -132,6 +155,8 @@ class BuildCache:
     frames: dict[int, Any] = field(default_factory=dict)
     """Shard -> where its row frames are and their digests (`epbench.generator.build.row_store`)."""
     seen: set[str] = field(default_factory=set)
+    began_ns: int = field(default_factory=time.time_ns)
+    """When this build began (before any stat it takes): what `_settled` measures from."""
 
     @classmethod
     def open(cls, folder: Path, project: Path) -> BuildCache:
@@ -202,8 +227,9 @@ class BuildCache:
               number: int | None = None,
               bundle: bool | None = None) -> tuple[Stamp, dict[str, Any] | None]:
         """The file's stamp and its entry when the entry still describes it (else None): the
-        sha256 of the file's bytes and of its journal's are the entry's, whatever their size
-        and mtime say. `stat` is the file's [size, mtime_ns] when the caller has it already,
+        sha256 of the file's bytes and of its journal's are the entry's (hashed again unless the
+        entry's settled stat is the file's, see the module docstring). `stat` is the file's
+        `stat_key` when the caller has it already,
         `journal` and `bundle` whether a journal and an attestation bundle lie beside it when
         the caller listed the folder (False: none), `number` its shard when the caller knows
         it."""
@@ -212,6 +238,8 @@ class BuildCache:
         journal_path = os.fspath(path).removesuffix(".json") + JOURNAL_SUFFIX
         journal_stat = None if journal is False else _stat(journal_path)
         now = Stamp(stat or _stat(path), journal_stat=journal_stat)
+        now.settled = _settled(now.stat, self.began_ns) and (
+            journal_stat is None or _settled(journal_stat, self.began_ns))
         bundle_path = os.fspath(path).removesuffix(".json") + BUNDLE_SUFFIX
         try:
             now.bundle_sha = sha256_file(bundle_path) \
@@ -219,7 +247,10 @@ class BuildCache:
         except OSError:
             now.bundle_sha = None
         entry = self._shard(number).get(rel)
-        if now.stat is not None and isinstance(entry, dict):  # else the checker hashes it
+        if isinstance(entry, dict) and entry.get("settled") is True and now.stat is not None \
+                and entry.get("stat") == now.stat and entry.get("journal_stat") == journal_stat:
+            now.sha, now.journal_sha = entry.get("sha"), entry.get("journal_sha")  # untouched
+        elif now.stat is not None and isinstance(entry, dict):  # else the checker hashes it
             try:
                 now.sha = sha256_file(path)
                 if now.journal_stat is not None:
@@ -229,6 +260,12 @@ class BuildCache:
         if isinstance(entry, dict) and now.sha is not None and entry.get("sha") == now.sha \
                 and entry.get("journal_sha") == now.journal_sha \
                 and entry.get("bundle_sha") == now.bundle_sha:
+            if now.settled and (entry.get("settled") is not True or entry.get("stat") != now.stat
+                                or entry.get("journal_stat") != journal_stat):
+                # the same bytes at a new stat (a fresh clone, a file that has settled since):
+                # recorded, so that the next build need not hash it
+                entry.update(stat=now.stat, journal_stat=journal_stat, settled=True)
+                self.dirty.add(number)
             return now, entry
         return now, None
 
@@ -242,7 +279,7 @@ class BuildCache:
         entry = {
             "stat": stamp.stat, "sha": stamp.sha,
             "journal_stat": stamp.journal_stat, "journal_sha": stamp.journal_sha,
-            "bundle_sha": stamp.bundle_sha,
+            "bundle_sha": stamp.bundle_sha, "settled": stamp.settled,
             "kind": kind, "run_id": run_id, "identity": identity, "rows": rows is not None,
             "findings": [[f.file, f.pointer, f.check, f.severity, f.message, f.fix, f.extra]
                          for f in findings],

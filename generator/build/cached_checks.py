@@ -22,6 +22,7 @@ from epbench.generator.build.build_cache import (
     Stamp,
     findings_of,
     shard_of,
+    stat_key,
 )
 from epbench.generator.build.cache_writer import save_in_background, wait_saved
 from epbench.generator.build.cold_shards import ShardTask, check_shards
@@ -129,7 +130,7 @@ class CachedChecks:
             journal = stem + JOURNAL_SUFFIX in listed[folder]
             bundle = stem + BUNDLE_SUFFIX in listed[folder]
             number = shard_of(rel)
-            stamp, entry = self.cache.stamp(path, rel, [info.st_size, info.st_mtime_ns],
+            stamp, entry = self.cache.stamp(path, rel, stat_key(info),
                                             journal=None if journal else False, number=number,
                                             bundle=None if bundle else False)
             item = _from_entry(path, entry, number) if entry is not None else None

@@ -1,9 +1,9 @@
-"""The incremental build: a second build checks no unchanged result (it hashes each one: the
-cache is keyed by content), picks up a changed, an added and a removed one, and one edited at
-the same size and mtime, ignores a damaged cache (entries, rows or their column-wise frames)
-or one from another epbench version, and renders only the result pages whose inputs changed;
-an incremental build gives the same site as a full one and rewrites only the download parts
-of a new result's day. The cache lives outside the project."""
+"""The incremental build: a second build checks no unchanged result (it hashes each one whose
+stat has not settled: the cache is keyed by content), picks up a changed, an added and a
+removed one, and one edited at the same size and mtime, ignores a damaged cache (entries, rows
+or their column-wise frames) or one from another epbench version, and renders only the result
+pages whose inputs changed; an incremental build gives the same site as a full one and
+rewrites only the download parts of a new result's day. The cache lives outside the project."""
 
 from __future__ import annotations
 
@@ -124,6 +124,58 @@ def test_a_result_edited_at_the_same_size_and_mtime_is_checked_again(
     row = tables.runs.set_index("run_id").loc[doc["run_id"]]
     assert row["submitter_relationship"] == new
     assert_same_tables(tables, build_tables(project / "results", project))
+
+
+def test_a_settled_file_is_not_hashed_again_and_an_edit_at_the_same_size_and_mtime_still_is(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    # the project's files were written moments ago: count them as settled (ctime long past)
+    monkeypatch.setattr(build_cache, "SETTLED_NS", -3600 * 10**9)
+    reads = Reads(monkeypatch)
+    first = cached(project)
+    reads.clear()
+    second = cached(project)
+    assert reads.checked == [] and reads.hashed == []  # their stats stand for their bytes
+    assert_same_tables(second, first)
+    path = sorted(p for p in (project / "results").rglob("*.json") if "alice" in p.parts)[0]
+    before = os.stat(path)
+    text = path.read_text()
+    doc = json.loads(text)
+    path.write_text(text.replace(doc["run_id"], doc["run_id"][::-1], 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    reads.clear()
+    third = cached(project)
+    assert reads.checked == [path.name] and path.name in reads.hashed
+    assert doc["run_id"] not in set(third.runs["run_id"])  # not served from its old entry
+
+
+def test_a_file_rewritten_with_the_same_bytes_is_hashed_once_then_trusted(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build_cache, "SETTLED_NS", -3600 * 10**9)
+    reads = Reads(monkeypatch)
+    first = cached(project)
+    for path in (project / "results").rglob("*"):
+        if path.is_file():
+            path.write_bytes(path.read_bytes())  # new mtime and ctime, as a fresh clone has
+    reads.clear()
+    cached(project)
+    assert reads.checked == [] and sorted(reads.hashed) == every_file(project)
+    reads.clear()
+    third = cached(project)  # the new stats were recorded with the entries
+    assert reads.checked == [] and reads.hashed == []
+    assert_same_tables(third, first)
+
+
+def test_a_file_changed_in_the_second_before_a_build_is_hashed_by_the_next_one(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)  # SETTLED_NS as shipped: these files were written just now
+    cached(project)
+    reads.clear()
+    cached(project)
+    assert reads.checked == [] and sorted(reads.hashed) == every_file(project)
 
 
 def test_the_cache_lives_outside_the_project(tmp_path: Path,
