@@ -66,14 +66,14 @@ def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
     """Seconds for the two halves of `epbench build` (epbench.generator.site.build_site's body, run
     in this process, incremental with its build cache in `cache`): the tables (validation and
     aggregation), then the site itself."""
-    from epbench.generator.build.cached_checks import cached_tables
     from epbench.generator.downloads import write_tables
-    from epbench.generator.site import build_site_from_tables
+    from epbench.generator.site import build_site_from_tables, tables_and_workloads
 
     start = time.perf_counter()
-    tables = cached_tables(results, ROOT, cache)
+    tables, workloads = tables_and_workloads(results, ROOT, cache)
     middle = time.perf_counter()
-    build_site_from_tables(tables, results, out, ROOT, "", write=write_tables, cache_dir=cache)
+    build_site_from_tables(tables, results, out, ROOT, "", write=write_tables, cache_dir=cache,
+                           workloads=workloads)
     return middle - start, time.perf_counter() - middle
 
 

@@ -281,9 +281,11 @@ def workload_docs(workloads_root: Path) -> list[WorkloadDoc]:
     return docs
 
 
-def workloads_catalogue(workloads_root: Path, pages: frozenset[str] = frozenset()) -> str:
-    """The workloads catalogue page; workloads whose id is in `pages` link to their page."""
-    docs = workload_docs(workloads_root)
+def workloads_catalogue(workloads_root: Path, pages: frozenset[str] = frozenset(),
+                        docs: list[WorkloadDoc] | None = None) -> str:
+    """The workloads catalogue page; workloads whose id is in `pages` link to their page.
+    `docs`: `workload_docs(workloads_root)` when the caller has them."""
+    docs = workload_docs(workloads_root) if docs is None else docs
     for doc in docs:
         if doc.id in pages:
             doc.page = f"{doc.id}/"

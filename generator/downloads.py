@@ -255,9 +255,25 @@ def _row_hashes(frame: pd.DataFrame, columns: Iterable[str]) -> np.ndarray:
     present = [c for c in columns if c in frame.columns]
     if frame.empty or not present:
         return np.zeros(len(frame), dtype=np.uint64)
-    flat = pd.DataFrame({c: frame[c].map(lambda v: v if isinstance(v, str) else repr(v))
-                         if frame[c].dtype == object else frame[c] for c in present})
+    flat = pd.DataFrame({c: _texts(frame[c].to_numpy()) if frame[c].dtype == object
+                         else frame[c] for c in present})
     return pd.util.hash_pandas_object(flat, index=False).to_numpy()
+
+
+def _texts(cells: np.ndarray) -> list[str]:
+    """Each cell as text: a string as it is, anything else by its repr, made once for each
+    object (the tables' equal containers share one object: epbench.generator.row_frames)."""
+    made: dict[int, str] = {}  # by id: every cell stays alive in `cells` meanwhile
+    out = []
+    for cell in cells:
+        if isinstance(cell, str):
+            out.append(cell)
+            continue
+        text = made.get(id(cell))
+        if text is None:
+            text = made[id(cell)] = repr(cell)
+        out.append(text)
+    return out
 
 
 class _Manifest:

@@ -124,10 +124,12 @@ def _trace_of(workloads_root: Path, doc: docs_gen.WorkloadDoc) -> dict[str, Any]
 
 
 def write_entity_pages(docs: Path, tables: Tables, latest: dict[str, pd.DataFrame],
-                       workloads_root: Path) -> frozenset[str]:
-    """Write every endpoint and workload page under `docs`; the workload ids that got one."""
+                       workloads_root: Path,
+                       workloads: list[docs_gen.WorkloadDoc] | None = None) -> frozenset[str]:
+    """Write every endpoint and workload page under `docs`; the workload ids that got one.
+    `workloads`: `docs_gen.workload_docs(workloads_root)` when the caller has them."""
     done: set[str] = set()
-    for doc in docs_gen.workload_docs(workloads_root):
+    for doc in docs_gen.workload_docs(workloads_root) if workloads is None else workloads:
         if doc.problem or not SLUG.match(doc.id) or doc.id in done:
             continue
         path = docs / "workloads" / f"{doc.id}.md"

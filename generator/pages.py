@@ -3,6 +3,7 @@ docs folder, and the navigation whose top level is the header tabs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,15 +41,22 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_pages(docs: Path, tables: Tables, project: Path,
-                views: dict[str, pd.DataFrame] | None = None) -> list[Any]:
+                views: dict[str, pd.DataFrame] | None = None,
+                entity_pages: Callable[[], frozenset[str]] | None = None,
+                workloads: list[docs_gen.WorkloadDoc] | None = None) -> list[Any]:
     """Render every generated page into `docs`; return the mkdocs navigation. `views` holds
     the latest-result views (`epbench.generator.latest.latest_views`, or `board_views`, which
-    includes them) when the build has made them already; None: made here, once."""
+    includes them) when the build has made them already; None: made here, once.
+    `entity_pages` gives the workload ids with a page once the endpoint and workload pages are
+    written, when the caller has them written elsewhere (`write_entity_pages` in a forked
+    process: epbench.generator.site); None: they are written here. `workloads`:
+    `docs_gen.workload_docs` of the project's workloads, when the caller has them."""
     views = latest_views(tables) if views is None else views
-    _write(docs / "index.md", render("home.md.j2", **home_context(tables, views["latest"])))
+    suite = agentic_suite.pools(tables.agentic)
+    _write(docs / "index.md", render("home.md.j2", **home_context(tables, views["latest"],
+                                                                   suite)))
     _write(docs / "compare.md", render("compare.md.j2", **compare_context(views)))
     dated = download_parts(tables)
-    suite = agentic_suite.pools(tables.agentic)
     for name, spec in BOARDS.items():
         extra = ""
         before = Markup(render("agentic_suite.html.j2", pools=suite, shown=0, root="../",
@@ -81,8 +89,11 @@ def write_pages(docs: Path, tables: Tables, project: Path,
         )
         _write(docs / f"{name}.md", page)
     workloads_root = data_dir("workloads", project)
-    with_pages = write_entity_pages(docs, tables, views, workloads_root)
-    _write(docs / "workloads.md", docs_gen.workloads_catalogue(workloads_root, with_pages))
+    workloads = docs_gen.workload_docs(workloads_root) if workloads is None else workloads
+    with_pages = entity_pages() if entity_pages is not None \
+        else write_entity_pages(docs, tables, views, workloads_root, workloads)
+    _write(docs / "workloads.md",
+           docs_gen.workloads_catalogue(workloads_root, with_pages, workloads))
     tables_doc = project / "docs" / "tables.md"
     _write(docs / "methodology.md", docs_gen.methodology(schemas_dir(), tables_doc))
     _write(docs / "schemas.md", docs_gen.schema_reference(schemas_dir()))
@@ -135,9 +146,11 @@ def _gate(run: dict[str, Any]) -> str:
     return "unranked"
 
 
-def home_context(tables: Tables, latest: pd.DataFrame | None = None) -> dict[str, Any]:
+def home_context(tables: Tables, latest: pd.DataFrame | None = None,
+                 suite: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The home page: the buyer's ranked table (configured here, drawn by buyer.js), the
-    newest results and the counts. `latest`: the "latest" view, if made already."""
+    newest results and the counts. `latest`: the "latest" view, `suite` the agentic suite's
+    pools (`agentic_suite.pools`), if made already."""
     runs: pd.DataFrame = tables.runs
     latest = latest_views(tables)["latest"] if latest is None else latest
     newest = [{**r, "gate": _gate(r)} for r in records(
@@ -150,12 +163,13 @@ def home_context(tables: Tables, latest: pd.DataFrame | None = None) -> dict[str
         "emulated": int((runs["division"] == "emulated").sum()) if not runs.empty else 0,
         "endpoints": int(runs["endpoint_id"].nunique()) if not runs.empty else 0,
     }
-    suite = Markup(render("agentic_suite.html.j2", pools=agentic_suite.pools(tables.agentic),
+    table = Markup(render("agentic_suite.html.j2",
+                          pools=agentic_suite.pools(tables.agentic) if suite is None else suite,
                           shown=SUITE_SHOWN, root="", more="agentic/#suite",
                           anchor="most-reliable", heading="Most reliable at tool calling",
                           filters_below=False, controls=SUITE_CONTROLS["home"]))
     return {"picker": buyer.page_config("home", "", latest), "newest": newest,
-            "newest_shown": NEWEST_SHOWN, "counts": counts, "suite": suite}
+            "newest_shown": NEWEST_SHOWN, "counts": counts, "suite": table}
 
 
 def compare_context(views: dict[str, pd.DataFrame]) -> dict[str, Any]:

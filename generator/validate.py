@@ -95,6 +95,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     *.json/*.yaml/*.yml (hidden folders and *.example skipped). A project root is narrowed to
     its data folders."""
     found: list[Path] = []
+    paths = list(paths)
     for given in paths:
         if given.is_symlink() or given.is_file():
             found.append(given)
@@ -114,6 +115,8 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
                     path = Path(folder) / name
                     if path.suffix in SUFFIXES and not name.endswith(".example"):
                         found.append(path)
+    if len(paths) == 1:
+        return found  # one folder's walk names each file once (links are never followed)
     unique: dict[str, Path] = {}
     for path in found:
         unique.setdefault(os.path.abspath(path), path)

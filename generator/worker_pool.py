@@ -9,9 +9,14 @@ their rows, the build (`epbench.generator.build`) writes whole shards of its cac
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
+import signal
+import struct
+import sys
+import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -64,3 +69,122 @@ def each_file(task: Callable[[T], R], files: list[T], workers: int | None = None
     if len(files) >= POOL_MIN_FILES and workers > 1 and picklable(task):
         return in_workers(task, files, workers, chunksize=100)
     return [task(path) for path in files]
+
+
+class Forked:
+    """`jobs` run one after the other in a forked child while this process goes on with other
+    work; each `result()` is what the next job returned, or raises here what it raised (the
+    child stops at the first that raises).
+
+    The child has this process's memory as it was at the fork (the tables, say: nothing is
+    pickled on the way in) and sends back only return values, each pickled through a pipe
+    as soon as its job is done, so this process can take the first while the child goes on
+    with the next. It leaves by `os._exit`, so it never flushes a copy of this process's
+    buffered stdio (under pytest-xdist stdout is the channel to the controller, and a flushed
+    copy corrupted it) and runs no exit handlers (temporary folders stay this process's to
+    remove); this process's stdio is flushed before the fork for the same reason. A job must
+    not need a thread of this process: threads do not survive a fork (polars' thread pool
+    among them, so no downloads are written in a child). `close()` (or leaving the `with`)
+    stops a child whose results were not all asked for. Where fork is missing, each job runs
+    in its `result()`, in this process."""
+
+    def __init__(self, *jobs: Callable[[], Any]) -> None:
+        self._jobs: list[Callable[[], Any]] = list(jobs)
+        self._pid = 0
+        self._read = -1
+        if not hasattr(os, "fork"):
+            return
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed or odd stream: nothing to flush
+                stream.flush()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                os.close(read)
+                code = _run_jobs(jobs, write)
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._pid, self._read, self._jobs = pid, read, []
+
+    def result(self) -> Any:
+        if self._jobs:
+            return self._jobs.pop(0)()
+        if self._read < 0:
+            raise RuntimeError("a forked build step was asked for more than it had")
+        head = self._exactly(_FRAME.size)
+        size = _FRAME.unpack(head)[0] if len(head) == _FRAME.size else -1
+        body = self._exactly(size) if size >= 0 else b""
+        if size < 0 or len(body) < size:
+            status = self._reap()
+            raise RuntimeError(f"a forked build step died without an answer (wait status "
+                               f"{status})")
+        ok, value = pickle.loads(body)
+        if not ok:
+            self._reap()
+            raise value
+        return value
+
+    def _exactly(self, size: int) -> bytes:
+        chunks, left = [], size
+        while left:
+            chunk = os.read(self._read, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self._pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGTERM)
+        self._reap()
+
+    def _reap(self) -> int:
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
+        status = 0
+        if self._pid:
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = 0
+        return status
+
+    def __enter__(self) -> Forked:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+_FRAME = struct.Struct("<Q")
+"""A result's length before its pickle, on the pipe from a forked child."""
+
+
+def _run_jobs(jobs: tuple[Callable[[], Any], ...], write: int) -> int:
+    """The forked child's work: each job's result (or its exception) sent as a frame; the
+    exit code."""
+    for job in jobs:
+        try:
+            payload, code = pickle.dumps((True, job()), protocol=pickle.HIGHEST_PROTOCOL), 0
+        except BaseException as exc:  # everything goes back to the parent
+            payload, code = _failure(exc), 1
+        view = memoryview(_FRAME.pack(len(payload)) + payload)
+        while view:
+            view = view[os.write(write, view):]
+        if code:
+            return code
+    return 0
+
+
+def _failure(exc: BaseException) -> bytes:
+    """A child's exception, pickled as it is where it can be, else as a RuntimeError naming it
+    with its traceback."""
+    try:
+        return pickle.dumps((False, exc), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an exception that does not pickle
+        text = "".join(traceback.format_exception(exc))
+        return pickle.dumps((False, RuntimeError(f"a forked build step failed:\n{text}")))

@@ -15,11 +15,11 @@ before that build began, so no write within the same clock tick can hide behind 
 index does the same, for the same reason: 1.4 s of a 100,000-result rebuild was hashing files
 nothing had touched). No system call sets a ctime: a file edited at the same size and mtime
 (`os.utime` puts the mtime back, and moves the ctime), or restored from another clone (a new
-inode), is hashed and checked again. Every
-entry also depends on a *context*: the cache format, the epbench version and the source of
-`epcore/`, `generator/`, the schemas and the site's templates, and every file under the
-project's `workloads/` and `endpoints/` (the checks and today's prices read them). A cache
-written in another context is ignored as a whole.
+inode), is hashed and checked again. Every entry also depends on a *context*: the cache
+format, the epbench version and the source of `epbench.core` and `epbench.generator`
+(`code_files`), the schemas and the site's templates, and every file under the project's
+`workloads/` and `endpoints/` (the checks and today's prices read them). A cache written in
+another context is ignored as a whole.
 
 The cache is data, never code: JSON and Arrow (no pickle), in 64 shards so that one new result
 rewrites one shard. A shard is three parts: `shard-NN.json`, each file's digests, findings and
@@ -61,7 +61,24 @@ SETTLED_NS = 1_000_000_000
 in a later build."""
 SHARDS = 64
 _CLOCK_CHECKS = frozenset({"date.future"})
-_CODE_ROOT = Path(__file__).resolve().parent.parent
+CODE_PACKAGES = ("core", "generator")
+"""The subpackages of `epbench` whose source is part of the build context (`code_files`)."""
+
+
+def code_files() -> list[tuple[str, Path]]:
+    """Every source file of `epbench.core` and `epbench.generator` (`epcore/` and `generator/`
+    in a checkout, linked from `epbench/`), named by its module path, in a stable order."""
+    import epbench
+
+    root = Path(epbench.__file__).resolve().parent
+    out = []
+    for package in CODE_PACKAGES:
+        folder = (root / package).resolve()
+        out += [(f"epbench/{package}/{path.relative_to(folder).as_posix()}", path)
+                for path in sorted(folder.rglob("*.py"))]
+    if not out:
+        raise RuntimeError(f"no source of epbench.core or epbench.generator under {root}")
+    return out
 
 
 def default_folder(project: Path, results_dir: Path) -> Path | None:
@@ -115,10 +132,9 @@ def _tree_digest(digest: Any, folder: Path, label: str) -> None:
 def context_digest(project: Path) -> str:
     """What every entry depends on besides its own file (see the module docstring)."""
     digest = hashlib.sha256(f"epbench-build-cache {FORMAT} {__version__}\0".encode())
-    for package in ("epbench.core", "generator"):
-        for path in sorted((_CODE_ROOT / package).rglob("*.py")):
-            digest.update(f"{package}/{path.relative_to(_CODE_ROOT / package)}\0".encode())
-            digest.update(path.read_bytes())
+    for name, path in code_files():
+        digest.update(f"{name}\0".encode())
+        digest.update(path.read_bytes())
     _tree_digest(digest, shipped("schemas"), "schemas")
     # the templates too: a kept result page is made from its row, its file and these
     _tree_digest(digest, shipped("site") / "templates", "templates")

@@ -491,3 +491,20 @@ def test_an_attestation_bundle_added_or_removed_beside_a_cached_result_checks_it
     reads.clear()
     cached(project)
     assert reads.checked == []
+
+
+def test_the_build_context_is_made_from_the_code_of_the_checks_and_the_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two package moves once left the context reading no code at all: an upgraded epbench
+    # then reused outcomes and rows its old code had made.
+    names = [name for name, _ in build_cache.code_files()]
+    for module in ("epbench/core/strict_json.py", "epbench/generator/tables.py",
+                   "epbench/generator/checks/__init__.py",
+                   "epbench/generator/build/build_cache.py"):
+        assert module in names
+    code = tmp_path / "tables.py"
+    code.write_text("RULES = 1\n", encoding="utf-8")
+    monkeypatch.setattr(build_cache, "code_files", lambda: [("epbench/generator/tables.py", code)])
+    before = build_cache.context_digest(tmp_path)
+    code.write_text("RULES = 2\n", encoding="utf-8")
+    assert build_cache.context_digest(tmp_path) != before

@@ -1,0 +1,72 @@
+"""epbench.generator.worker_pool.Forked: a build step in a forked child, beside this process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from epbench.core.errors import InputError
+from epbench.generator.worker_pool import Forked
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+
+
+def test_a_forked_job_returns_its_value_from_the_memory_it_was_forked_with() -> None:
+    table = {"rows": list(range(100_000))}  # reaches the child by fork, not by pickle
+    with Forked(lambda: (os.getpid(), sum(table["rows"]), "x" * 300_000)) as job:
+        pid, total, big = job.result()
+    assert pid != os.getpid()
+    assert total == sum(range(100_000))
+    assert big == "x" * 300_000  # more than a pipe holds: read while the child writes
+
+
+def test_what_the_child_raises_is_raised_here() -> None:
+    def fails() -> None:
+        raise InputError("results/a.json: broken")
+
+    with Forked(fails) as job, pytest.raises(InputError, match=r"results/a\.json: broken"):
+        job.result()
+
+
+def test_an_exception_that_does_not_pickle_comes_back_as_its_traceback() -> None:
+    class Local(Exception):  # a local class: pickle cannot find it by name
+        pass
+
+    def fails() -> None:
+        raise Local("no pickle")
+
+    with Forked(fails) as job, \
+            pytest.raises(RuntimeError, match=r"(?s)forked build step.*no pickle"):
+        job.result()
+
+
+def test_a_child_that_dies_without_an_answer_is_an_error_not_a_hang() -> None:
+    with Forked(lambda: os._exit(3)) as job, pytest.raises(RuntimeError, match="died"):
+        job.result()
+
+
+def test_closing_an_unasked_child_stops_it() -> None:
+    import time
+
+    job = Forked(lambda: time.sleep(60))
+    started = time.monotonic()
+    job.close()
+    assert time.monotonic() - started < 10
+
+
+def test_the_child_never_writes_this_process_s_buffered_output_again() -> None:
+    # Under pytest-xdist stdout is the worker's channel to its controller: a child that
+    # flushed its copy of a half-written buffer sent the same bytes twice and hung the run.
+    script = textwrap.dedent("""
+        import sys
+        from epbench.generator.worker_pool import Forked
+        sys.stdout.write("before")  # buffered: stdout is a pipe
+        print(Forked(lambda: 41 + 1).result())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout == "before42\n"
