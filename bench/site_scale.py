@@ -67,13 +67,18 @@ def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
     in this process, incremental with its build cache in `cache`): the tables (validation and
     aggregation), then the site itself."""
     from epbench.generator.downloads import write_tables
-    from epbench.generator.site import build_site_from_tables, tables_and_workloads
+    from epbench.generator.site import (
+        build_site_from_tables,
+        mkdocs_waiting,
+        tables_and_workloads,
+    )
 
     start = time.perf_counter()
-    tables, workloads = tables_and_workloads(results, ROOT, cache)
-    middle = time.perf_counter()
-    build_site_from_tables(tables, results, out, ROOT, "", write=write_tables, cache_dir=cache,
-                           workloads=workloads)
+    with mkdocs_waiting() as mkdocs:
+        tables, workloads = tables_and_workloads(results, ROOT, cache)
+        middle = time.perf_counter()
+        build_site_from_tables(tables, results, out, ROOT, "", write=write_tables,
+                               cache_dir=cache, workloads=workloads, mkdocs=mkdocs)
     return middle - start, time.perf_counter() - middle
 
 

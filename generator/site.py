@@ -73,10 +73,25 @@ def build_site(results_dir: Path, out_dir: Path, project: Path, base_url: str,
     from epbench.generator.downloads import write_tables
 
     cache_dir = default_folder(project, results_dir) if incremental else None
-    with _timed("tables (validation and rows)"):
-        tables, workloads = tables_and_workloads(results_dir, project, cache_dir)
-    return build_site_from_tables(tables, results_dir, out_dir, project, base_url,
-                                  write=write_tables, cache_dir=cache_dir, workloads=workloads)
+    # mkdocs runs in a process forked now, while this one is small: forked once the tables are
+    # in memory, it spent a quarter more time copying the pages it wrote to
+    with mkdocs_waiting() as mkdocs:
+        with _timed("tables (validation and rows)"):
+            tables, workloads = tables_and_workloads(results_dir, project, cache_dir)
+        return build_site_from_tables(tables, results_dir, out_dir, project, base_url,
+                                      write=write_tables, cache_dir=cache_dir,
+                                      workloads=workloads, mkdocs=mkdocs)
+
+
+def mkdocs_waiting() -> Forked:
+    """A forked process that waits for `(mkdocs config, built folder)` and then builds the
+    site's pages there (`build_site_from_tables(mkdocs=...)` sends them)."""
+    return Forked(_mkdocs_when_told, inbox=True)
+
+
+def _mkdocs_when_told(receive: Callable[[], tuple[Path, Path]]) -> None:
+    config, built = receive()
+    _mkdocs_and_csp(config, built)
 
 
 def tables_and_workloads(results_dir: Path, project: Path,
@@ -98,18 +113,20 @@ def build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, pro
                            base_url: str,
                            write: Callable[..., list[Path]] | None = None,
                            cache_dir: Path | None = None,
-                           workloads: list[WorkloadDoc] | None = None) -> Path:
+                           workloads: list[WorkloadDoc] | None = None,
+                           mkdocs: Forked | None = None) -> Path:
     """The site from already-built tables (tests hand in small ones). mkdocs builds into a
     folder beside `out_dir`; its pages then replace everything in `out_dir` but the result
     pages (`runs/`), raw results (`results/`) and downloads (`data/`), which are written only
     where they changed (all of them without `cache_dir`). `write` is
     `epbench.generator.downloads.write_tables` (None: no downloads, for tests); `workloads`
-    the project's `workload_docs` when the caller has them."""
+    the project's `workload_docs` when the caller has them; `mkdocs` a process of
+    `mkdocs_waiting` to build the pages in (None: one is forked when they are written)."""
     if workloads is None:
         workloads = workload_docs(data_dir("workloads", project))
     with collector_paused():
         site = _build_site_from_tables(tables, results_dir, out_dir, project, base_url, write,
-                                       cache_dir, workloads)
+                                       cache_dir, workloads, mkdocs)
     if cache_dir is not None:
         wait_saved()  # the build cache's writer (generator/build/cache_writer.py) is done too
     return site
@@ -154,7 +171,8 @@ class _PageCache:
 
 def _build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, project: Path,
                             base_url: str, write: Callable[..., list[Path]] | None,
-                            cache_dir: Path | None, workloads: list[WorkloadDoc]) -> Path:
+                            cache_dir: Path | None, workloads: list[WorkloadDoc],
+                            mkdocs: Forked | None) -> Path:
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = site_sources_dir()
@@ -197,25 +215,20 @@ def _build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, pr
                 nav = write_pages(docs, tables, project, views, entity_pages=beside.result,
                                   workloads=workloads)
                 config = _write_config(Path(tmp), docs, Path(built), base_url, nav, sources)
-            with _timed("mkdocs build --strict"):
-                _run_mkdocs(config)
-            with _timed("CSP hashes and shell"):
-                secure_pages(Path(built))
-                _install(Path(built), out_dir)
-                shell = take_shell(out_dir)
-            kept = _Kept()
-            if pages is None:
-                assert cache is not None
-                with _timed("pages that stand (made beside the pages and mkdocs)"):
+            if mkdocs is None:
+                mkdocs = stack.enter_context(mkdocs_waiting())
+            mkdocs.send((config, Path(built)))
+            with _timed("mkdocs build --strict, beside it the downloads and stale pages"):
+                kept = _Kept()
+                if pages is None:
+                    assert cache is not None
                     cache.days, kept = beside.result()
                     beside.close()
-                todo = [(r, d) for r, d in zip(kept.rows, kept.digests, strict=True)
-                        if str(r["run_id"]) not in kept.standing]
-                pages = ResultPages(RowList([r for r, _ in todo], [d for _, d in todo]),
-                                    results_dir, out_dir, Path(tmp) / "shell")
-            pages.release(shell)
-            data = out_dir / "data"
-            with _timed("tables to data/"):
+                    todo = [(r, d) for r, d in zip(kept.rows, kept.digests, strict=True)
+                            if str(r["run_id"]) not in kept.standing]
+                    pages = ResultPages(RowList([r for r, _ in todo], [d for _, d in todo]),
+                                        results_dir, out_dir, Path(tmp) / "shell")
+                data = out_dir / "data"  # mkdocs builds elsewhere: nothing here is its own
                 if write is not None:
                     if cache is not None:
                         write(tables, data, cache_dir=cache_dir, context=cache.context,
@@ -224,17 +237,22 @@ def _build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, pr
                         write(tables, data)
                 if not incremental:
                     _write_views(views, tables.runs, data / "view")
+                if not fresh:  # a folder without result pages before has none to drop
+                    drop_stale(out_dir, set(run_ids), {
+                        str(v) for k in ("result_path", "journal_path")
+                        if k in tables.runs.columns
+                        for v in tables.runs[k].dropna().tolist() if v})
+                mkdocs.result()
+            with _timed("site installed, shell taken"):
+                _install(Path(built), out_dir)
+                shell = take_shell(out_dir)
+            pages.release(shell)
             with _timed(f"result pages (rest; {len(pages.rows)} rendered, "
                         f"{len(kept.standing)} kept)"):
                 pages.wait()
                 if cache is not None and kept.standing \
                         and shell_digest(shell) != cache.manifest.shell:
                     _render_again(tables, kept, results_dir, out_dir, Path(tmp), shell)
-                if not fresh:  # a folder without result pages before has none to drop
-                    drop_stale(out_dir, set(run_ids), {
-                        str(v) for k in ("result_path", "journal_path")
-                        if k in tables.runs.columns
-                        for v in tables.runs[k].dropna().tolist() if v})
         finally:
             if pages is not None:
                 pages.close()
@@ -249,7 +267,7 @@ def _beside(tables: Tables, project: Path, docs: Path, views: dict[str, pd.DataF
             workloads: list[WorkloadDoc], cache: _PageCache | None, run_ids: list[str],
             out_dir: Path) -> list[Callable[[], Any]]:
     """The site build's work that a forked process does while this one writes the other
-    pages and runs mkdocs (epbench.generator.worker_pool.Forked), in order: the endpoint and
+    pages (epbench.generator.worker_pool.Forked), in order: the endpoint and
     workload pages into `docs` (the workload ids with one; mkdocs waits for them); then, for
     an incremental build (`cache`), the day digests, the pages that still stand
     (`_still_standing`) and the boards' views in `data/view/`, as (day digests, kept). A full
@@ -357,6 +375,13 @@ def _write_config(tmp: Path, docs: Path, out_dir: Path, base_url: str, nav: list
     path = tmp / "mkdocs.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
+
+
+def _mkdocs_and_csp(config_path: Path, built: Path) -> None:
+    """mkdocs' build into `built`, its pages' Content-Security-Policy completed (in a forked
+    process while the build writes the downloads)."""
+    _run_mkdocs(config_path)
+    secure_pages(built)
 
 
 def _run_mkdocs(config_path: Path) -> None:

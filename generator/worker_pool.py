@@ -19,6 +19,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -88,26 +89,53 @@ class Forked:
     stops a child whose results were not all asked for. Where fork is missing, each job runs
     in its `result()`, in this process."""
 
-    def __init__(self, *jobs: Callable[[], Any]) -> None:
+    def __init__(self, *jobs: Callable[..., Any], inbox: bool = False) -> None:
+        self._inbox: list[Any] = []
+        if inbox:  # each job is called with `receive`: what this process `send`s, in order
+            jobs = tuple(partial(job, self._receive) for job in jobs)
         self._jobs: list[Callable[[], Any]] = list(jobs)
         self._pid = 0
-        self._read = -1
+        self._read = self._write = -1
         if not hasattr(os, "fork"):
             return
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed or odd stream: nothing to flush
                 stream.flush()
         read, write = os.pipe()
+        to_child, to_here = os.pipe() if inbox else (-1, -1)
         pid = os.fork()
         if pid == 0:  # the child: never returns into the caller's code
             code = 1
             try:
                 os.close(read)
+                if inbox:
+                    os.close(to_here)
+                    self._read = to_child  # `_receive` reads what the parent sends
                 code = _run_jobs(jobs, write)
             finally:
                 os._exit(code)
         os.close(write)
-        self._pid, self._read, self._jobs = pid, read, []
+        if inbox:
+            os.close(to_child)
+        self._pid, self._read, self._write, self._jobs = pid, read, to_here, []
+
+    def send(self, value: Any) -> None:
+        """Hand `value` to the child's next `receive()` (a job made with `inbox=True`)."""
+        if self._write < 0:  # no fork: the job runs in `result()`, here
+            self._inbox.append(value)
+            return
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(_FRAME.pack(len(payload)) + payload)
+        while view:
+            view = view[os.write(self._write, view):]
+
+    def _receive(self) -> Any:
+        if self._inbox:
+            return self._inbox.pop(0)
+        head = self._exactly(_FRAME.size)
+        if len(head) < _FRAME.size:
+            raise EOFError("the build stopped before it handed this step its work")
+        return pickle.loads(self._exactly(_FRAME.unpack(head)[0]))
 
     def result(self) -> Any:
         if self._jobs:
@@ -144,9 +172,10 @@ class Forked:
         self._reap()
 
     def _reap(self) -> int:
-        if self._read >= 0:
-            os.close(self._read)
-            self._read = -1
+        for end in (self._read, self._write):
+            if end >= 0:
+                os.close(end)
+        self._read = self._write = -1
         status = 0
         if self._pid:
             _, status = os.waitpid(self._pid, 0)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,10 @@ from epbench.generator.tables import (
     tables_from_frames,
 )
 from epbench.generator.validate import Checked, files_to_check, report_on
-from epbench.generator.worker_pool import POOL_MIN_FILES, each_file, picklable
+from epbench.generator.worker_pool import POOL_MIN_FILES, Forked, each_file, picklable
+
+SPLIT_FORK_MIN = 20_000
+"""Files from which `CachedChecks.split` shares its looking with a forked process."""
 
 
 def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
@@ -59,8 +65,25 @@ def cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
 def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
     cache = BuildCache.open(cache_dir, project)
     files, known = files_to_check([results_dir], None)
-    for _attempt in range(2):
-        reuse = CachedChecks(cache, results_dir)
+    cache.read_shards()
+    with ThreadPoolExecutor(1) as loader:
+        # the frames of every shard, read (and their digests checked) by a thread while this
+        # one splits the files: file reads, sha256 and Arrow's reader release the GIL, and a
+        # rebuild needs the frames of every shard where nothing changed (0.4 s at 100,000)
+        ahead = loader.submit(_frames_ahead, cache.folder, dict(cache.frames))
+        return _tables_with(cache, results_dir, project, files, known, ahead)
+
+
+def _frames_ahead(folder: Path, infos: dict[int, Any]) -> dict[int, row_store.Shard | None]:
+    return {number: row_store.load(folder, number, info)
+            for number, info in sorted(infos.items()) if isinstance(info, dict)}
+
+
+def _tables_with(cache: BuildCache, results_dir: Path, project: Path, files: list[Path],
+                 known: list[Checked],
+                 ahead: Future[dict[int, row_store.Shard | None]]) -> Tables:
+    for attempt in range(2):
+        reuse = CachedChecks(cache, results_dir, ahead if attempt == 0 else None)
         outcomes = reuse.outcomes(files, CacheCheck(row_check(results_dir, project)))
         report = report_on([o.checked for o in outcomes] + known, [results_dir], None)
         shards = reuse.frames()
@@ -80,8 +103,12 @@ def _cached_tables(results_dir: Path, project: Path, cache_dir: Path) -> Tables:
 class CachedChecks:
     """Splits a results tree into files the cache still describes and files to check."""
 
-    def __init__(self, cache: BuildCache, results_dir: Path) -> None:
+    def __init__(self, cache: BuildCache, results_dir: Path,
+                 ahead: Future[dict[int, row_store.Shard | None]] | None = None) -> None:
         self.cache = cache
+        self.ahead = ahead
+        """Shards' frames read ahead from the entries' frame records as the build opened the
+        cache (`_frames_ahead`), for the shards where nothing changed."""
         self.root = os.path.abspath(results_dir)
         self._stamps: dict[Path, tuple[str, Stamp]] = {}
         self.shas: dict[str, str] = {}
@@ -104,35 +131,42 @@ class CachedChecks:
 
     def split(self, files: list[Path]) -> tuple[list[Outcome | None], list[Path]]:
         """For each file what the cache still knows of it (None: check it), and the files to
-        check, in order."""
+        check, in order. For a large tree a forked process looks at most of the
+        files meanwhile (a stat and an entry each: half of a rebuild's tables at 100,000
+        results); what it found is recorded here."""
         known: list[Outcome | None] = []
         todo: list[Path] = []
-        listed: dict[str, set[str]] = {}  # folder -> its names: journals without a stat each
+        if len(files) < SPLIT_FORK_MIN:
+            self._record(files, self._look_all(files), known, todo)
+            return known, todo
+        self.cache.read_shards()  # once, here, before the fork
+        # this process records what both found: it looks at two fifths and records them while
+        # the forked process looks at the rest, then records those
+        ours = len(files) * 2 // 5
+        with Forked(partial(_flat, self._look_all, files[ours:])) as other:
+            self._record(files[:ours], self._look_all(files[:ours]), known, todo)
+            self._record(files[ours:], _unflat(other.result()), known, todo)
+        return known, todo
+
+    def _record(self, files: list[Path], looked: _Looked, known: list[Outcome | None],
+                todo: list[Path]) -> None:
+        """What `_look_all` found of `files` recorded in the cache; each file's outcome
+        appended to `known` (None: to check, appended to `todo` too)."""
         frames = self.cache.frames
-        for path in files:
-            text = os.fspath(path)
-            rel = self.rel(text)
-            try:
-                info = os.lstat(text)
-            except OSError:
-                info = None
-            if info is None or not stat.S_ISREG(info.st_mode):
+        for path, mark in zip(files, looked, strict=True):
+            if mark is None:
                 known.append(None)
                 todo.append(path)  # the checker says what is wrong with it
                 continue
-            folder, name = os.path.split(text)
-            if folder not in listed:
-                try:
-                    listed[folder] = set(os.listdir(folder or "."))
-                except OSError:
-                    listed[folder] = set()
-            stem = name.removesuffix(".json")
-            journal = stem + JOURNAL_SUFFIX in listed[folder]
-            bundle = stem + BUNDLE_SUFFIX in listed[folder]
-            number = shard_of(rel)
-            stamp, entry = self.cache.stamp(path, rel, stat_key(info),
-                                            journal=None if journal else False, number=number,
-                                            bundle=None if bundle else False)
+            if isinstance(mark, int):  # untouched, as the forked process found (`_flat`)
+                rel, number = self.rel(path), mark
+                entry = self.cache.shards[number][rel]
+                stamp = Stamp(entry["stat"], entry["sha"], entry["journal_stat"],
+                              entry["journal_sha"], None, settled=True)
+                verdict = "same"
+            else:
+                rel, number, stamp, verdict = mark
+            entry = self.cache.take(rel, number, stamp, verdict)
             item = _from_entry(path, entry, number) if entry is not None else None
             if item is not None and isinstance(item.rows, InStore) \
                     and not isinstance(frames.get(number), dict):
@@ -143,7 +177,39 @@ class CachedChecks:
                 todo.append(path)
             else:
                 self.shas[rel] = str(entry["sha"])  # type: ignore[index]
-        return known, todo
+
+    def _look_all(self, files: list[Path]) -> _Looked:
+        """Each file's (path in the results folder, shard, stamp, verdict) as
+        `BuildCache.look` reads it, or None for what is not a regular file; nothing is
+        recorded (this may run in a forked process)."""
+        out: _Looked = []
+        listed: dict[str, set[str]] = {}  # folder -> its names: journals without a stat each
+        for path in files:
+            text = os.fspath(path)
+            rel = self.rel(text)
+            try:
+                info = os.lstat(text)
+            except OSError:
+                info = None
+            if info is None or not stat.S_ISREG(info.st_mode):
+                out.append(None)
+                continue
+            folder, _, name = text.rpartition(os.sep)  # os.path.split's answer, but at "/x"
+            folder = folder or (os.sep if text.startswith(os.sep) else "")
+            if folder not in listed:
+                try:
+                    listed[folder] = set(os.listdir(folder or "."))
+                except OSError:
+                    listed[folder] = set()
+            stem = name.removesuffix(".json")
+            journal = stem + JOURNAL_SUFFIX in listed[folder]
+            bundle = stem + BUNDLE_SUFFIX in listed[folder]
+            number = shard_of(rel)
+            now, verdict = self.cache.look(path, rel, stat_key(info),
+                                           None if journal else False, number,
+                                           None if bundle else False)
+            out.append((rel, number, now, verdict))
+        return out
 
     def check(self, todo: list[Path], task: CacheCheck) -> list[Outcome]:
         """Check the files `split` left, in their order: the files of shards the cache holds
@@ -223,8 +289,9 @@ class CachedChecks:
             if number not in changed:
                 if not any(e.get("rows") for e in entries.values()):
                     continue
-                frames = row_store.load(self.cache.folder, number,
-                                        self.cache.frames.get(number))
+                read = self.ahead.result() if self.ahead is not None else {}
+                frames = read[number] if number in read else row_store.load(
+                    self.cache.folder, number, self.cache.frames.get(number))
                 if frames is None:
                     return None
                 out.append(frames)
@@ -244,6 +311,35 @@ class CachedChecks:
             self.cache.dirty.add(number)
             out.append(frames)
         return out
+
+
+_Looked = list[tuple[str, int, Stamp, str] | int | None]
+"""What `CachedChecks._look_all` found of each file: (path in the results folder, shard,
+stamp, verdict); only the shard for a file whose entry stands untouched, as the forked process
+sends it; None for what is not a regular file."""
+
+
+def _flat(look: Callable[[list[Path]], _Looked], files: list[Path]) -> list[Any]:
+    """`look(files)` as the forked process sends it: the shard alone for a file whose entry
+    stands untouched (its stamp is the entry's: `_untouched`), each other stamp as a plain
+    tuple; a fifth of the pickling."""
+    out: list[Any] = []
+    for mark in look(files):
+        if mark is None or isinstance(mark, int):
+            out.append(mark)
+            continue
+        _rel, number, stamp, verdict = mark
+        if verdict == "same" and stamp.settled and stamp.bundle_sha is None:
+            out.append(number)
+        else:
+            out.append((*mark[:2], verdict, stamp.stat, stamp.sha, stamp.journal_stat,
+                        stamp.journal_sha, stamp.bundle_sha, stamp.settled))
+    return out
+
+
+def _unflat(flat: list[Any]) -> _Looked:
+    return [m if m is None or isinstance(m, int) else (m[0], m[1], Stamp(*m[3:]), m[2])
+            for m in flat]
 
 
 def accepted(outcomes: list[Outcome], rel: Any) -> list[str]:

@@ -508,3 +508,40 @@ def test_the_build_context_is_made_from_the_code_of_the_checks_and_the_rows(
     before = build_cache.context_digest(tmp_path)
     code.write_text("RULES = 2\n", encoding="utf-8")
     assert build_cache.context_digest(tmp_path) != before
+
+
+def test_the_split_shared_with_a_forked_process_records_what_that_process_found(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import epbench.generator.build.cached_checks as cached_checks
+    from epbench.generator.build.cache_writer import wait_saved
+
+    monkeypatch.setattr(cached_checks, "SPLIT_FORK_MIN", 2)  # every split forks
+    monkeypatch.setattr(build_cache, "SETTLED_NS", -3600 * 10**9)
+    reads = Reads(monkeypatch)
+    first = cached(project)
+    for path in (project / "results").rglob("*"):
+        if path.is_file():
+            path.write_bytes(path.read_bytes())  # new stats: each entry is to be re-recorded
+    second = cached(project)
+    assert_same_tables(second, first)
+    wait_saved()
+    cache = build_cache.BuildCache.open(folder_of(project), project)
+    cache.read_shards()
+    results = project / "results"
+    entries = {rel: entry for shard in cache.shards.values() for rel, entry in shard.items()}
+    assert len(entries) == len(list(results.rglob("*.json")))
+    for rel, entry in entries.items():  # the forked half's new stats too
+        assert entry["stat"] == build_cache.stat_key(os.lstat(results / rel)), rel
+    last = sorted(results.rglob("*.json"))[-1]  # in the half the forked process looks at
+    before = os.stat(last)
+    text = last.read_text()
+    doc = json.loads(text)
+    last.write_text(text.replace(doc["run_id"], doc["run_id"][::-1], 1))
+    os.utime(last, ns=(before.st_atime_ns, before.st_mtime_ns))
+    reads.clear()
+    third = cached(project)
+    assert reads.checked == [last.name]
+    assert doc["run_id"] not in set(third.runs["run_id"])
+    assert_same_tables(third, build_tables(results, project))

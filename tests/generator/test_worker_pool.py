@@ -70,3 +70,24 @@ def test_the_child_never_writes_this_process_s_buffered_output_again() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout == "before42\n"
+
+
+def test_a_child_made_with_an_inbox_works_on_what_this_process_sends_it_later() -> None:
+    def job(receive: object) -> str:
+        value = receive()  # type: ignore[operator]
+        return f"{value['config']} {os.getpid()}"
+
+    with Forked(job, inbox=True) as child:
+        late = {"config": "set after the fork"}  # not in the child's memory: it is sent
+        child.send(late)
+        text = child.result()
+    assert text.startswith("set after the fork ") and text != f"set after the fork {os.getpid()}"
+
+
+def test_a_child_waiting_for_work_it_never_gets_is_stopped_on_close() -> None:
+    import time
+
+    child = Forked(lambda receive: receive(), inbox=True)
+    started = time.monotonic()
+    child.close()
+    assert time.monotonic() - started < 10
