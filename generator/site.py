@@ -2,16 +2,22 @@
 
 The flow, in order:
 
-1. tables (`epbench.generator.tables`) from every valid result, written to `data/` as JSON and CSV
-in
-   daily parts with an index (`epbench.generator.downloads`), only the parts that changed;
-2. Markdown pages (`epbench.generator.pages`) rendered with Jinja (autoescaped) into a temporary
-   mkdocs docs folder, and one *shell* page;
+1. tables (`epbench.generator.tables`) from every valid result, written to `data/` as JSON
+   and CSV in daily parts with an index (`epbench.generator.downloads`), only the parts that
+   changed;
+2. Markdown pages (`epbench.generator.pages`) rendered with Jinja (autoescaped) into a
+   temporary mkdocs docs folder, and one *shell* page;
 3. `mkdocs build --strict` with mkdocs-material;
 4. the Content-Security-Policy of every built page gets the hashes of its inline scripts
    (`epbench.generator.csp`);
 5. one page per result (`epbench.generator.run_pages`), rendered into the shell page;
 6. the compact per-view data the pages fetch (`epbench.generator.boards.VIEW_COLUMNS`).
+
+Steps that need nothing of each other run side by side in forked processes
+(`epbench.generator.worker_pool.Forked`): the workload documents during the tables, the
+endpoint and workload pages (and an incremental build's standing pages and views) during the
+other pages, mkdocs (in a process forked before the tables, while this one is small) during
+the downloads; generator/SITE_DESIGN.md says why and what each saves.
 """
 
 from __future__ import annotations
