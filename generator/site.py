@@ -258,7 +258,7 @@ def _build_site_from_tables(tables: Tables, results_dir: Path, out_dir: Path, pr
                 pages.wait()
                 if cache is not None and kept.standing \
                         and shell_digest(shell) != cache.manifest.shell:
-                    _render_again(tables, kept, results_dir, out_dir, Path(tmp), shell)
+                    _render_again(tables, run_ids, kept, results_dir, out_dir, Path(tmp), shell)
         finally:
             if pages is not None:
                 pages.close()
@@ -277,7 +277,7 @@ def _beside(tables: Tables, project: Path, docs: Path, views: dict[str, pd.DataF
     workload pages into `docs` (the workload ids with one; mkdocs waits for them); then, for
     an incremental build (`cache`), the day digests, the pages that still stand
     (`_still_standing`) and the boards' views in `data/view/`, as (day digests, kept). A full
-    build's result-page workers keep the cores busy meanwhile; its views are written here.
+    build's result-page workers keep the cores busy meanwhile; it writes its views itself.
     The downloads are not written there: polars' thread pool does not survive a fork."""
     root = data_dir("workloads", project)
     jobs: list[Callable[[], Any]] = [
@@ -321,10 +321,11 @@ def _among(run_ids: list[str], chosen: set[str]) -> np.ndarray:
     return np.fromiter((r in chosen for r in run_ids), dtype=bool, count=len(run_ids))
 
 
-def _render_again(tables: Tables, kept: _Kept, results_dir: Path, out_dir: Path, tmp: Path,
-                  shell: Shell) -> None:
-    """The pages that stood, rendered again into a shell that changed since they were."""
-    settled = tables.runs[_among(tables.runs["run_id"].astype(str).tolist(), kept.settled)]
+def _render_again(tables: Tables, run_ids: list[str], kept: _Kept, results_dir: Path,
+                  out_dir: Path, tmp: Path, shell: Shell) -> None:
+    """The pages that stood, rendered again into a shell that changed since they were
+    (`run_ids`: the `runs` table's, in order)."""
+    settled = tables.runs[_among(run_ids, kept.settled)]
     on_front = frontier_by_run(tables.points)
     again_rows = [r for r in kept.rows if str(r["run_id"]) in kept.standing] + [
         {**r, "frontier": on_front.get(str(r["run_id"]), [])}

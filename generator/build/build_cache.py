@@ -155,6 +155,13 @@ class Stamp:
     settled: bool = False
     """Whether `stat` and `journal_stat` can stand for the bytes in a later build (`_settled`)."""
 
+    @classmethod
+    def of_entry(cls, entry: dict[str, Any]) -> Stamp:
+        """The stamp of a file whose settled entry stands untouched: the entry's own (same
+        stat and journal stat, no bundle)."""
+        return cls(entry["stat"], entry["sha"], entry.get("journal_stat"),
+                   entry.get("journal_sha"), None, settled=True)
+
 
 @dataclass
 class BuildCache:
@@ -293,14 +300,17 @@ class BuildCache:
             return now, "same"
         return now, "miss"
 
-    def take(self, rel: str, number: int, now: Stamp, verdict: str) -> dict[str, Any] | None:
+    def take(self, rel: str, number: int, now: Stamp | None,
+             verdict: str) -> dict[str, Any] | None:
         """Record what `look` found (the file seen; an entry's new stat, so that the next build
-        need not hash it) and give the entry that still describes the file, else None."""
+        need not hash it) and give the entry that still describes the file, else None. `now`
+        may be None for "same" (the stamp is then the entry's: `Stamp.of_entry`)."""
         self.seen.add(rel)
         entry = self._shard(number).get(rel) if verdict != "miss" else None
         if not isinstance(entry, dict):
             return None
         if verdict == "moved":
+            assert now is not None, "a moved entry is recorded with its new stamp"
             entry.update(stat=now.stat, journal_stat=now.journal_stat, settled=True)
             self.dirty.add(number)
         return entry
@@ -326,8 +336,7 @@ class BuildCache:
                 journal_stat is not None and (entry.get("journal_sha") is None
                                               or not _settled(journal_stat, self.began_ns))):
             return None
-        return Stamp(stat, entry["sha"], journal_stat, entry.get("journal_sha"), None,
-                     settled=True)
+        return Stamp.of_entry(entry)
 
     def store(self, rel: str, stamp: Stamp, kind: str | None, findings: list[Finding],
               run_id: str | None, identity: dict[str, Any], rows: Any) -> bool:

@@ -158,12 +158,9 @@ class CachedChecks:
                 known.append(None)
                 todo.append(path)  # the checker says what is wrong with it
                 continue
+            stamp: Stamp | None
             if isinstance(mark, int):  # untouched, as the forked process found (`_flat`)
-                rel, number = self.rel(path), mark
-                entry = self.cache.shards[number][rel]
-                stamp = Stamp(entry["stat"], entry["sha"], entry["journal_stat"],
-                              entry["journal_sha"], None, settled=True)
-                verdict = "same"
+                rel, number, stamp, verdict = self.rel(path), mark, None, "same"
             else:
                 rel, number, stamp, verdict = mark
             entry = self.cache.take(rel, number, stamp, verdict)
@@ -173,7 +170,8 @@ class CachedChecks:
                 item = None  # rows said to be in frames its shard does not have
             known.append(item)
             if item is None:
-                self._stamps[path] = (rel, stamp)
+                self._stamps[path] = (rel, stamp if stamp is not None else Stamp.of_entry(
+                    self.cache.shards[number][rel]))
                 todo.append(path)
             else:
                 self.shas[rel] = str(entry["sha"])  # type: ignore[index]
