@@ -20,6 +20,14 @@ after the measurements: on ext4 without a journal (the development machine), a f
 within minutes of a mass deletion makes the kernel walk past every recently freed inode, and
 creating 300,000 files right after deleting as many took 4-8x the kernel time. Likewise, do not
 run this within a few minutes of deleting a large tree (an earlier run's temporary folder).
+
+The 60 s target was met on 2026-12-01 by main b15402c (53.4 s), on a machine of that day; the
+machines here differ by up to twice in speed from one day to the next (the same b15402c took
+93.9 s on 2026-12-07). `--against COMMIT` therefore also times COMMIT's full build side by side,
+just before this tree's: its own code in a git worktree, on results its own
+tests/browser/site_data.py writes (as many), in a new interpreter with the same installed
+libraries, and prints both builds' wall and CPU seconds, their ratio, and the target scaled to
+this machine by the reference (60 s x the reference's time here / its 53.4 s of 2026-12-01).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -82,14 +91,80 @@ def build(results: Path, out: Path, cache: Path) -> tuple[float, float]:
     return middle - start, time.perf_counter() - middle
 
 
-def build_in_new_process(results: Path, out: Path, cache: Path) -> tuple[float, float]:
+def build_in_new_process(results: Path, out: Path, cache: Path) -> tuple[float, float, float]:
     """`build` in a new interpreter, as each `epbench build` runs: no cache a process keeps
     (the parsed workloads, say) carries from the full build into the rebuild. Its imports are
-    not timed; its log lines pass through."""
-    done = subprocess.run([sys.executable, __file__, "--build", str(results), str(out),
-                           str(cache)], stdout=subprocess.PIPE, text=True, check=True)
+    not timed; its log lines pass through. (tables s, site s, CPU s of the process.)"""
+    return timed_build([sys.executable, __file__, "--build", str(results), str(out),
+                        str(cache)])
+
+
+REFERENCE = "b15402c"
+"""The commit whose full build met the 60 s target (issue 13)..."""
+REFERENCE_SECONDS = 53.4
+"""...in this many seconds, on 2026-12-01 (`--results 100000`)."""
+
+_REFERENCE_BUILD = textwrap.dedent("""\
+    import json, sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(sys.argv[1]) / "bench"))
+    import site_scale
+    print(json.dumps(site_scale.build(*map(Path, sys.argv[2:5]))))
+""")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], check=True, text=True,
+                          stdout=subprocess.PIPE).stdout.strip()
+
+
+def reference_tree(work: Path, commit: str, results: int) -> tuple[Path, Path]:
+    """(its folder, its code): COMMIT checked out in a worktree under `work`, beside the
+    results and project files its own tests/browser/site_data.py writes (made once)."""
+    sha = _git("rev-parse", "--verify", f"{commit}^{{commit}}")
+    folder = work / f"against-{sha[:12]}"
+    code = folder / "code"
+    if not code.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        _git("worktree", "add", "--detach", str(code), sha)
+    if not (folder / "results").is_dir():
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                        "sys.path.insert(0, sys.argv[1]); "
+                        "from tests.browser.site_data import write_results, write_project_files; "
+                        "write_results(Path(sys.argv[2]) / 'results', int(sys.argv[3])); "
+                        "write_project_files(Path(sys.argv[2]))",
+                        str(code), str(folder), str(results)], check=True,
+                       env=_env_for(code))
+        print(f"generated {results} results for {sha[:12]} in "
+              f"{time.perf_counter() - start:.1f} s")
+    return folder, code
+
+
+def _env_for(code: Path) -> dict[str, str]:
+    """The environment of a process that imports COMMIT's packages before the installed ones."""
+    return {**os.environ, "PYTHONPATH": str(code)}
+
+
+def _children_cpu() -> float:
+    usage = os.times()
+    return usage.children_user + usage.children_system
+
+
+def timed_build(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float,
+                                                                                float]:
+    """(tables s, site s, CPU s of the whole process) of one build in a new interpreter."""
+    cpu = _children_cpu()
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True, env=env)
     times = json.loads(done.stdout.strip().splitlines()[-1])
-    return float(times[0]), float(times[1])
+    return float(times[0]), float(times[1]), _children_cpu() - cpu
+
+
+def reference_build(folder: Path, code: Path) -> tuple[float, float, float]:
+    """COMMIT's full build of its results, from an empty cache (`timed_build`)."""
+    return timed_build([sys.executable, "-c", _REFERENCE_BUILD, str(code),
+                        str(folder / "results"), str(folder / "_site"),
+                        str(folder / "build-cache")], env=_env_for(code))
 
 
 BREAKDOWN: list[dict[str, float]] = []
@@ -183,6 +258,9 @@ def main() -> int:
     parser.add_argument("--build", type=Path, nargs=3, default=None,
                         metavar=("RESULTS", "OUT", "CACHE"),
                         help="only build, in this process, and print the two times as JSON")
+    parser.add_argument("--against", metavar="COMMIT", nargs="?", const=REFERENCE,
+                        default=None, help="also time COMMIT's full build side by side "
+                        f"(default {REFERENCE}, which met the target in {REFERENCE_SECONDS} s)")
     args = parser.parse_args()
     logging.basicConfig(format="  %(message)s")
     logging.getLogger("epbench.generator.site").setLevel(logging.INFO)
@@ -203,20 +281,38 @@ def main() -> int:
             print(f"generated {args.results} results in {time.perf_counter() - start:.1f} s")
         cache = work / "build-cache"  # (a real build keeps it in epbench.core.paths.user_cache_dir)
         trash = work / f".old-{time.time_ns()}"
-        for folder in (cache, out):  # the full build starts from nothing
+        against = (reference_tree(work, args.against, args.results) if args.against
+                   else None)
+        folders = [cache, out] + ([against[0] / "build-cache", against[0] / "_site"]
+                                  if against else [])
+        for number, folder in enumerate(folders):  # the full builds start from nothing
             if folder.exists():  # set aside, deleted once everything is measured (see below)
                 trash.mkdir(exist_ok=True)
-                folder.rename(trash / folder.name)
+                folder.rename(trash / f"{number}-{folder.name}")
+        if against:
+            load = os.getloadavg()[0]
+            ref_tables, ref_site, ref_cpu = reference_build(*against)
+            print(f"reference {args.against}: full build {ref_tables + ref_site:.1f} s (tables "
+                  f"{ref_tables:.1f} s + site {ref_site:.1f} s), {ref_cpu:.0f} CPU-s (load "
+                  f"average {load:.1f})")
         load = os.getloadavg()[0]
-        tables_s, site_s = build_in_new_process(results, out, cache)
+        tables_s, site_s, cpu_s = build_in_new_process(results, out, cache)
         seconds = tables_s + site_s
         pages = sum(1 for _ in (out / "runs").glob("*/index.html"))
         print(f"full build: {seconds:.1f} s for {args.results} results ({pages} result pages): "
-              f"tables {tables_s:.1f} s + site {site_s:.1f} s [target < 60 s] "
+              f"tables {tables_s:.1f} s + site {site_s:.1f} s, {cpu_s:.0f} CPU-s [target < 60 s] "
               f"{_ok(seconds < 60)} (load average {load:.1f} on {os.cpu_count()} cores)")
+        if against:
+            ref_s = ref_tables + ref_site
+            scaled = 60 * ref_s / REFERENCE_SECONDS
+            print(f"  beside {args.against}: {seconds / ref_s:.2f}x its wall time, "
+                  f"{cpu_s / ref_cpu:.2f}x its CPU; the target scaled to this machine "
+                  f"(60 s x {ref_s:.1f} / {REFERENCE_SECONDS} s): {scaled:.1f} s "
+                  f"{_ok(seconds < scaled)}" + ("" if args.results == 100_000 else
+                                                " (the reference figure is of 100,000 results)"))
         add_one(results, args.results)
         load = os.getloadavg()[0]
-        tables_s, site_s = build_in_new_process(results, out, cache)
+        tables_s, site_s, _ = build_in_new_process(results, out, cache)
         again = tables_s + site_s
         print(f"rebuild after adding one result: {again:.1f} s (tables {tables_s:.1f} s + site "
               f"{site_s:.1f} s) [target < 10 s] {_ok(again < 10)} (load average {load:.1f})")
@@ -226,6 +322,8 @@ def main() -> int:
             page_data(out)
             report_filters(out, args.rounds)
         shutil.rmtree(trash, ignore_errors=True)
+        if against and not args.keep:  # its folder goes with the temporary one
+            _git("worktree", "remove", "--force", str(against[1]))
     return 0
 
 
