@@ -303,13 +303,24 @@ def agents_decision_chart() -> ChartSpec:
     )
 
 
+_DAY_AXIS = alt.Axis(
+    format="%Y-%m-%d",
+    # ticks a day apart at least (Vega lowers its tick count to the days the domain spans); a
+    # domain shorter than about a day and a half still gets ticks hours apart, and of those only
+    # the first and any at midnight are labelled, so no date is written twice
+    tickMinStep=86_400_000,
+    labelExpr="datum.index === 0 || (hours(datum.value) === 0 && minutes(datum.value) === 0)"
+              " ? datum.label : ''",
+)
+"""The run-date axis: each date written once, however few days the results span."""
+
+
 def history_chart() -> ChartSpec:
     """One metric over time per endpoint (the metric is chosen on the page)."""
     chart = _base().mark_line(point=True).encode(
         # padding: the first and last run dates are not drawn on the plot's edges
         # `at`: the run date, with marks of one day spread over it (lib/reducers.js history_metric)
-        x=alt.X("at:T", title="run date", axis=alt.Axis(format="%Y-%m-%d"),
-                scale=alt.Scale(padding=14)),
+        x=alt.X("at:T", title="run date", axis=_DAY_AXIS, scale=alt.Scale(padding=14)),
         y=alt.Y("value:Q", title="value of the chosen metric"),
         color=SERIES,
         order=alt.Order("at:T"),

@@ -668,7 +668,7 @@ def test_with_nothing_ranked_the_home_and_compare_pages_say_so_and_still_compare
     page.context.close()
 
 
-def test_charts_label_shares_as_percentages_and_dates_as_dates(look: Any, site_url: str) -> None:
+def test_charts_label_shares_as_percentages_and_each_date_once(look: Any, site_url: str) -> None:
     page = look(site_url + "agentic/?chart=success")
     labels = _drawn_texts(page, "epbBoard", "axis-label")
     assert "100%" in labels and "1.0" not in labels, labels
@@ -678,6 +678,16 @@ def test_charts_label_shares_as_percentages_and_dates_as_dates(look: Any, site_u
     dates = [x for x in labels if re.fullmatch(r"\d{4}-\d{2}-\d{2}", x)]
     assert dates and not [x for x in labels if re.match(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", x)], \
         labels
+    assert len(dates) == len(set(dates)), labels  # each date written once
+    days = page.evaluate("() => window.epbBoard.chartData().map(d => d.date)")
+    day = max(sorted(set(days)), key=days.count)  # the day with the most marks
+    assert days.count(day) > 1, days  # marks spread over the day: an axis of hours
+    page.context.close()
+    # one day's results: the axis spans hours, and still writes that date once, not per tick
+    page = look(site_url + f"history/?from={day}&to={day}")
+    assert page.evaluate("() => window.epbBoard.chartData().length") > 0
+    labels = _drawn_texts(page, "epbBoard", "axis-label")
+    assert [x for x in labels if re.fullmatch(r"\d{4}-\d{2}-\d{2}", x)] == [day], labels
     page.context.close()
 
 
