@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -161,13 +162,17 @@ def _check_file(
         return Checked(path, display, None, [verdict])
     if verdict != "document":
         return Checked(path, display, None, [])
-    if path.is_symlink():
+    try:  # one lstat: is it a link, and is it a regular file
+        mode = os.lstat(path).st_mode
+    except OSError:  # gone, or unreadable: not a regular file
+        mode = 0
+    if stat.S_ISLNK(mode):
         what = "folder" if path.is_dir() else "file"
         return Checked(path, display, None, [Finding(
             display, "", "file.symlink", "reject", f"a symbolic link to a {what} (not followed)",
             "commit the file itself, not a link to it",
         )])
-    if not path.is_file():  # a FIFO or device would block or never end
+    if not stat.S_ISREG(mode):  # a FIFO or device would block or never end
         return Checked(path, display, None, [Finding(
             display, "", "file.type", "reject", "not a regular file",
             "commit a regular JSON or YAML file",

@@ -16,7 +16,9 @@ result under it with any other tier is rejected, so no submitter can borrow the 
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,11 @@ def bundle_path(path: Path) -> Path:
 def tier_of(result: dict[str, Any], path: Path, digest: str, project: Path | None) -> Provenance:
     """The result's provenance; `digest` is the sha256 of the result's bytes as checked."""
     bundle = bundle_path(path)
-    if not bundle.is_file() or bundle.is_symlink():
+    try:  # one lstat: a regular file, not a link (nearly always: no such file)
+        regular = stat.S_ISREG(os.lstat(bundle).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
         return self_reported(NO_BUNDLE)
     from epbench.generator.checks.attestation import POLICY_PATH, load_policy, verify_result_bundle
 
