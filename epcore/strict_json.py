@@ -90,9 +90,21 @@ def decode(data: bytes, max_depth: int) -> Any:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
         _exactly(data)  # what orjson refuses: say why
-    if written and members(document) != written:
+    if written and _lost_members(data, document, written):
         raise Refused("duplicate", "repeats a key (duplicate keys are refused)")
     return document
+
+
+def _lost_members(data: bytes, document: Any, written: int) -> bool:
+    """Whether the parsed document holds fewer object members than the text writes (a key
+    repeated). Only a `\\u` escape can write a colon without one in the text, so in a text
+    with none, every colon of the document's dump stands for one of the text's: the two counts
+    of all colons differ exactly when a member (its colon, and any in its strings) was lost,
+    and the dump need not be cut to what lies outside its strings."""
+    dump = orjson.dumps(document)
+    if b"\\u" not in data:
+        return dump.count(b":") != data.count(b":")
+    return _outside_strings(dump).count(b":") != written
 
 
 def _exactly(data: bytes) -> NoReturn:

@@ -203,7 +203,9 @@ def test_brackets_that_do_not_pair_up_are_an_error_not_an_endless_loop() -> None
 def test_a_duplicate_key_is_unusual_wherever_it_hides() -> None:
     for text in (b'{"a": 1, "a": 2}', b'[{"b": {"a": 1, "a": 1}}]', b'{"a\\"": 1, "a\\"": 2}',
                  b'{"k": "x:y", "k": ":"}', b'{"\\\\": [], "\\\\": {}}',
-                 b'{"a": 1, "\\u0061": 2}'):
+                 b'{"a": 1, "\\u0061": 2}', b'{"a": ":", "a": ":"}',
+                 # the escaped colon would make up for the lost member's in a count of all
+                 b'{"a": 1, "a": 2, "b": "\\u003a"}', b'{"a": 1, "a": 2, "b": "\\u003A"}'):
         with pytest.raises(Unusual):
             fast_json(text, MAX_DEPTH)
     for text in (b'{"a": 1, "b": {"a": 2}}', b'{"a:b": ":", "c": "\\":"}'):
