@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +125,7 @@ class RowMaker:
             return None
         builder = _Builder(self.results_dir, self.project, self.build)
         builder.add(item)
-        return Rows(*([[row.get(c) for c in TABLE_COLUMNS[name]] for row in part]
-                      for name, part in (("runs", builder.runs), ("points", builder.points),
-                                         ("agentic", builder.agentic))))
+        return Rows(builder.runs, builder.points, builder.agentic)
 
 
 @dataclass
@@ -173,9 +172,10 @@ class _Builder:
         self.results_dir = results_dir
         self.project = project
         self.build = build or time.monotonic_ns()
-        self.runs: list[dict[str, Any]] = []
-        self.points: list[dict[str, Any]] = []
-        self.agentic: list[dict[str, Any]] = []
+        # each row a list in its table's column order (TABLE_COLUMNS), as `Rows` keeps them
+        self.runs: list[list[Any]] = []
+        self.points: list[list[Any]] = []
+        self.agentic: list[list[Any]] = []
 
     def card_today(self, endpoint_id: str) -> cost.Card | None:
         return _card_today(self.project, endpoint_id, self.build)
@@ -219,22 +219,22 @@ class _Builder:
             day=run_date(doc), score=disclosure(doc), tier=tier, reasons=reasons,
             result_path=self.result_path(item.path),
             journal_path=self.journal_path(item.path, doc), sweep=_NO_SWEEP)
-        identity = {name: get(result) for name, get in _IDENTITY}
+        identity = [get(result) for _, get in _IDENTITY]
         section = None
         if kept:
             self._serving(result)
         if "agentic" in doc:
             section = self._section(result)
-        run = {**identity, **{name: get(result) for name, get in _RUN_PARTS[columns.RESULT]}}
+        run = identity + [get(result) for _, get in _RUN_PARTS[columns.RESULT]]
         if kept:
-            run.update({name: get(result) for name, get in _RUN_PARTS[columns.SERVING]})
+            run += [get(result) for _, get in _RUN_PARTS[columns.SERVING]]
         if section is not None:
-            run.update({name: get(result) for name, get in _RUN_PARTS[columns.SECTION]})
-            row = {**identity, **{name: get(section) for name, get in _AGENTIC_OWN}}
-            self.agentic.append(row)
+            run += [get(result) for _, get in _RUN_PARTS[columns.SECTION]]
+            own = [get(section) for _, get in _AGENTIC_OWN]
+            self.agentic.append(_AGENTIC_ROW.row(identity + own))
         if kept:
             self._points(result, identity)
-        self.runs.append(run)
+        self.runs.append(_RUN_ROWS[bool(kept), section is not None].row(run))
 
     def _serving(self, r: columns.Result) -> None:
         """The figures of the serving sweep that several columns share."""
@@ -251,7 +251,7 @@ class _Builder:
             tokens_per_kwh=at_run.tokens_per_kwh,
             usd_per_mtok_output_today=at_today.usd_per_mtok_output if at_today else None)
 
-    def _points(self, r: columns.Result, identity: dict[str, Any]) -> None:
+    def _points(self, r: columns.Result, identity: list[Any]) -> None:
         kept = r.kept
         each_today = r.each_today
         on_front = {row["point"] for row in frontier(kept)}
@@ -261,8 +261,7 @@ class _Builder:
                 p=p, one=r.each[i] if r.each is not None else _NO_COST,
                 one_today=each_today[i] if each_today is not None else None,
                 uncached=uncached[i], on_pareto=p["id"] in on_front, cache=cache_figures([p]))
-            self.points.append({**identity,
-                                **{name: get(source) for name, get in _POINT_OWN}})
+            self.points.append(_POINT_ROW.row(identity + [get(source) for _, get in _POINT_OWN]))
 
     def _section(self, r: columns.Result) -> columns.Section:
         """The agentic section's spend; a run without a kept point takes its cost figures."""
@@ -298,6 +297,38 @@ _RUN_PARTS = {part: _getters(columns.RUNS, part, skip=columns.IDENTITY)
               for part in (columns.RESULT, columns.SERVING, columns.SECTION)}
 _POINT_OWN = _getters(columns.POINTS, skip=columns.IDENTITY)
 _AGENTIC_OWN = _getters(columns.AGENTIC_ROWS, skip=columns.IDENTITY)
+
+
+@dataclass(frozen=True)
+class _Order:
+    """A table's row from the values of some getters: taken in the getters' order (as a dict
+    of them would be filled, a later name over an earlier), and put in the table's column
+    order by one C-level gather, None where no getter fills a column."""
+
+    take: Callable[[list[Any]], Any]
+    width: int
+
+    @classmethod
+    def of(cls, table: str, *parts: tuple[tuple[str, Callable[[Any], Any]], ...]) -> _Order:
+        position = {name: i for i, (name, _) in enumerate(g for part in parts for g in part)}
+        columns_ = TABLE_COLUMNS[table]
+        missing = len(position)  # the None appended to the values
+        return cls(itemgetter(*[position.get(c, missing) for c in columns_]), len(columns_))
+
+    def row(self, values: list[Any]) -> list[Any]:
+        values.append(None)
+        taken = self.take(values)
+        return list(taken) if self.width > 1 else [taken]
+
+
+_RUN_ROWS = {(kept, section): _Order.of(
+    "runs", _IDENTITY, _RUN_PARTS[columns.RESULT],
+    *([_RUN_PARTS[columns.SERVING]] if kept else []),
+    *([_RUN_PARTS[columns.SECTION]] if section else []))
+    for kept in (False, True) for section in (False, True)}
+"""A run's row by whether it has kept points (the serving columns) and an agentic section."""
+_POINT_ROW = _Order.of("points", _IDENTITY, _POINT_OWN)
+_AGENTIC_ROW = _Order.of("agentic", _IDENTITY, _AGENTIC_OWN)
 _ENDPOINT = _getters(columns.ENDPOINTS)
 
 
