@@ -310,9 +310,10 @@ class _Order:
 
     @classmethod
     def of(cls, table: str, *parts: tuple[tuple[str, Callable[[Any], Any]], ...]) -> _Order:
-        position = {name: i for i, (name, _) in enumerate(g for part in parts for g in part)}
+        getters = [g for part in parts for g in part]
+        position = {name: i for i, (name, _) in enumerate(getters)}
         columns_ = TABLE_COLUMNS[table]
-        missing = len(position)  # the None appended to the values
+        missing = len(getters)  # the None appended after the values
         return cls(itemgetter(*[position.get(c, missing) for c in columns_]), len(columns_))
 
     def row(self, values: list[Any]) -> list[Any]:

@@ -263,3 +263,17 @@ def test_result_paths_are_what_path_relative_to_gives(tmp_path: Path,
                      tmp_path / "resultsX" / "d.json", Path("elsewhere/e.json"),
                      Path("results/../results/f.json"), Path("/tmp/g.json")):
             assert builder.result_path(path) == _result_path_slow(path, root), (root, path)
+
+
+def test_a_row_takes_the_later_of_two_getters_of_one_name_and_none_where_no_getter_fills(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from epbench.generator import tables
+
+    monkeypatch.setitem(tables.TABLE_COLUMNS, "t", ["b", "a", "unfilled", "c"])
+    first = (("a", None), ("b", None))
+    second = (("a", None), ("c", None))
+    order = tables._Order.of("t", first, second)  # type: ignore[arg-type]
+    assert order.row(["a1", "b", "a2", "c"]) == ["b", "a2", None, "c"]
+    one = tables._Order.of("points", (("point", None),))  # type: ignore[arg-type]
+    assert one.row([7])[tables.POINT_COLUMNS.index("point")] == 7
+    assert one.row([7]).count(None) == len(tables.POINT_COLUMNS) - 1
