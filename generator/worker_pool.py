@@ -124,10 +124,7 @@ class Forked:
         if self._write < 0:  # no fork: the job runs in `result()`, here
             self._inbox.append(value)
             return
-        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        view = memoryview(_FRAME.pack(len(payload)) + payload)
-        while view:
-            view = view[os.write(self._write, view):]
+        _write_frame(self._write, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def _receive(self) -> Any:
         if self._inbox:
@@ -190,7 +187,14 @@ class Forked:
 
 
 _FRAME = struct.Struct("<Q")
-"""A result's length before its pickle, on the pipe from a forked child."""
+"""A pickle's length before it, on the pipes to and from a forked child."""
+
+
+def _write_frame(fd: int, payload: bytes) -> None:
+    """`payload` as one frame on the pipe `fd`: its length, then its bytes, all written."""
+    view = memoryview(_FRAME.pack(len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _run_jobs(jobs: tuple[Callable[[], Any], ...], write: int) -> int:
@@ -201,9 +205,7 @@ def _run_jobs(jobs: tuple[Callable[[], Any], ...], write: int) -> int:
             payload, code = pickle.dumps((True, job()), protocol=pickle.HIGHEST_PROTOCOL), 0
         except BaseException as exc:  # everything goes back to the parent
             payload, code = _failure(exc), 1
-        view = memoryview(_FRAME.pack(len(payload)) + payload)
-        while view:
-            view = view[os.write(write, view):]
+        _write_frame(write, payload)
         if code:
             return code
     return 0
